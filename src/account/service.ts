@@ -1,0 +1,127 @@
+// Accounts and their keys: creation (admin CLI), plans, AI credits, account keys, per-waitlist keys, the account view.
+import { and, count, eq, isNull } from "drizzle-orm";
+import { now, sha256Hex, token } from "../clock";
+import type { Db } from "../db/client";
+import { accounts, apiKeys, PLANS, waitlists, type PlanId } from "../db/schema";
+import { badRequest, conflict, notFound } from "../http/errors";
+import type { Auth } from "../http/api";
+import { planOf } from "./plans";
+
+export const DEFAULT_AI_CREDITS = 10;
+const USERNAME = /^[A-Za-z0-9][A-Za-z0-9_.@-]{0,63}$/;
+export const KEY_NAME_MAX = 100;
+
+/** spec: a key is shown once; only its SHA-256 is stored. ~256 bits of base62 after the prefix. */
+export const newAccountKey = () => `wl_acct_${token(43)}`;
+export const newWaitlistKey = () => `wl_${token(43)}`;
+
+export function parsePlan(value: string): PlanId {
+  const plan = value.trim().toLowerCase();
+  if (!(PLANS as readonly string[]).includes(plan)) throw badRequest(`plan must be one of: ${PLANS.join(", ")}`);
+  return plan as PlanId;
+}
+
+function checkKeyName(name: string): string {
+  const trimmed = name.trim();
+  if (!trimmed) throw badRequest("name must not be blank");
+  if (trimmed.length > KEY_NAME_MAX) throw badRequest(`name must be at most ${KEY_NAME_MAX} characters`);
+  return trimmed;
+}
+
+export async function createAccount(db: Db, input: { username: string; plan: PlanId; aiCredits: number; label: string }) {
+  const username = input.username.trim();
+  if (!USERNAME.test(username)) throw badRequest("username must be 1 to 64 letters, digits or _ . @ -, starting with a letter or digit");
+  if (!Number.isInteger(input.aiCredits) || input.aiCredits < 0) throw badRequest("ai credits must be a whole number >= 0");
+  const account = { id: `acct_${token(20)}`, username, plan: input.plan, aiCredits: input.aiCredits, createdAt: now() };
+  const apiKey = newAccountKey();
+  const key = { id: `key_${token(20)}`, accountId: account.id, name: checkKeyName(input.label), hash: sha256Hex(apiKey), createdAt: account.createdAt };
+  try {
+    await db.batch([db.insert(accounts).values(account), db.insert(apiKeys).values(key)]);
+  } catch (err) {
+    if (isUniqueViolation(err)) throw conflict(`username "${username}" is taken`);
+    throw err;
+  }
+  return { account: { id: account.id, username, plan: account.plan }, apiKey, keyId: key.id };
+}
+
+async function accountByUsername(db: Db, username: string) {
+  const account = await db.select().from(accounts).where(eq(accounts.username, username.trim())).get();
+  if (!account) throw notFound(`no account with username "${username.trim()}"`);
+  return account;
+}
+
+export async function setPlan(db: Db, username: string, plan: PlanId) {
+  const account = await accountByUsername(db, username);
+  await db.update(accounts).set({ plan }).where(eq(accounts.id, account.id));
+  return { id: account.id, username: account.username, plan };
+}
+
+export async function setCredits(db: Db, username: string, credits: number) {
+  if (!Number.isInteger(credits) || credits < 0) throw badRequest("credits must be a whole number >= 0");
+  const account = await accountByUsername(db, username);
+  await db.update(accounts).set({ aiCredits: credits }).where(eq(accounts.id, account.id));
+  return { id: account.id, username: account.username, plan: account.plan, ai_credits: credits };
+}
+
+export async function createAccountKey(db: Db, accountId: string, name: string) {
+  const apiKey = newAccountKey();
+  const row = { id: `key_${token(20)}`, accountId, name: checkKeyName(name), hash: sha256Hex(apiKey), createdAt: now() };
+  await db.insert(apiKeys).values(row);
+  return { id: row.id, name: row.name, api_key: apiKey, created_at: row.createdAt };
+}
+
+export async function createAccountKeyFor(db: Db, username: string, name: string) {
+  const account = await accountByUsername(db, username);
+  return createAccountKey(db, account.id, name);
+}
+
+/** Revokes an account or per-waitlist key; `accountId` limits it to that account's keys (HTTP). */
+export async function revokeKey(db: Db, id: string, accountId?: string) {
+  const revoked = await db
+    .update(apiKeys)
+    .set({ revokedAt: now() })
+    .where(and(eq(apiKeys.id, id), isNull(apiKeys.revokedAt), accountId ? eq(apiKeys.accountId, accountId) : undefined))
+    .returning({ id: apiKeys.id });
+  if (revoked.length === 0) throw notFound(`no active key with id "${id}"`);
+  return { id, revoked: true };
+}
+
+/** Creates or regenerates a waitlist's key: the old one stops working in the same transaction. */
+export async function regenerateWaitlistKey(db: Db, waitlist: { id: string; accountId: string }) {
+  const apiKey = newWaitlistKey();
+  const at = now();
+  const id = `key_${token(20)}`;
+  await db.batch([
+    db.update(apiKeys).set({ revokedAt: at }).where(and(eq(apiKeys.waitlistId, waitlist.id), isNull(apiKeys.revokedAt))),
+    db.insert(apiKeys).values({ id, accountId: waitlist.accountId, waitlistId: waitlist.id, name: "waitlist", hash: sha256Hex(apiKey), createdAt: at }),
+  ]);
+  return { id, api_key: apiKey, created_at: at };
+}
+
+export async function regenerateWaitlistKeyFor(db: Db, waitlistRef: string) {
+  const waitlist = await db.select({ id: waitlists.id, accountId: waitlists.accountId }).from(waitlists).where(eq(waitlists.key, waitlistRef.trim())).get();
+  if (!waitlist) throw notFound(`no waitlist with key "${waitlistRef.trim()}"`);
+  return regenerateWaitlistKey(db, waitlist);
+}
+
+/** spec: Account view. `last_used_at` is the previous call's time, read before this call's touch. */
+export async function accountView(db: Db, auth: Auth) {
+  const plan = planOf(auth.account.plan);
+  const [{ owned }] = await db.select({ owned: count() }).from(waitlists).where(eq(waitlists.accountId, auth.account.id));
+  return {
+    account: { id: auth.account.id, username: auth.account.username },
+    plan: { name: plan.name, api_access: plan.apiAccess },
+    waitlists: { count: owned, max: plan.maxWaitlists, can_create: canCreateWaitlist(plan.maxWaitlists, owned) },
+    ai_credits: { remaining: plan.hasAi ? auth.account.aiCredits : 0 },
+    api_key: { name: auth.key.name, created_at: auth.key.createdAt, last_used_at: auth.key.lastUsedAt },
+  };
+}
+
+/** spec: the first waitlist is always allowed. */
+export const canCreateWaitlist = (max: number | "unlimited", owned: number) => max === "unlimited" || owned === 0 || owned < max;
+
+export function isUniqueViolation(err: unknown): boolean {
+  const text = String((err as any)?.message ?? "") + String((err as any)?.cause?.message ?? "");
+  return text.includes("UNIQUE constraint failed");
+}
+

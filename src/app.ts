@@ -1,0 +1,43 @@
+// Composition root: the ordered router set-up (errors, request log, auth, features, docs) in one place.
+import { Elysia, t } from "elysia";
+import type { Config } from "./config";
+import type { Db } from "./db/client";
+import type { Logger } from "./log";
+import { errorHandler } from "./http/error-handler";
+import { requestLog } from "./http/request-log";
+import { apiGuard } from "./http/api";
+import { accountRoutes } from "./account/routes";
+import { waitlistRoutes } from "./waitlists/routes";
+import { apiDocs } from "./docs/openapi";
+
+export interface AppDeps {
+  config: Config;
+  db: Db;
+  log: Logger;
+}
+
+export function buildApp(deps: AppDeps) {
+  const { db } = deps;
+  const api = apiGuard(deps);
+  const app: Elysia = new Elysia({ normalize: false })
+    .use(errorHandler({ log: deps.log, routes: () => app.routes }))
+    .use(requestLog(deps.log))
+    .use(api)
+    .get(
+      "/healthz",
+      async ({ set }) => {
+        try {
+          await db.$client.execute("SELECT 1");
+          return { status: "ok" };
+        } catch {
+          set.status = 503;
+          return { status: "unavailable" };
+        }
+      },
+      { response: { 200: t.Object({ status: t.String() }), 503: t.Object({ status: t.String() }) }, detail: { tags: ["Operations"], summary: "Health check (database round trip)" } },
+    )
+    .use(accountRoutes({ db, api }))
+    .use(waitlistRoutes({ db, config: deps.config, api }))
+    .use(apiDocs()) as unknown as Elysia;
+  return app;
+}

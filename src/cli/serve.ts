@@ -1,0 +1,38 @@
+// `waitlist serve`: open the database, start the HTTP server and the jobs; SIGTERM drains and closes (DESIGN §8).
+import { loadConfig } from "../config";
+import { openDatabase } from "../db/client";
+import { createLogger } from "../log";
+import { buildApp } from "../app";
+import { startJobs } from "../jobs";
+
+const DRAIN_MS = 10_000;
+const MAX_BODY_BYTES = 1024 * 1024;
+
+export async function serve(flags: Map<string, string>, env: Record<string, string | undefined>): Promise<void> {
+  const config = loadConfig(env, flags);
+  const log = createLogger(config.logLevel);
+  const db = await openDatabase({ url: config.databaseUrl, authToken: config.databaseAuthToken });
+  const app = buildApp({ config, db, log });
+  app.listen({ port: config.port, hostname: config.host, maxRequestBodySize: MAX_BODY_BYTES });
+  const server = app.server!;
+  // PORT=0 binds a free port; the derived BASE_URL follows it
+  if (config.baseUrl === "http://localhost:0") config.baseUrl = `http://localhost:${server.port}`;
+  const jobs = startJobs(db, log);
+  log.info("listening", { host: config.host, port: server.port, base_url: config.baseUrl, database: config.databaseUrl.startsWith("file:") ? config.databaseUrl : "libsql server" });
+
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log.info("shutting down", { signal });
+    const drained = server.stop(false);
+    const timedOut = await Promise.race([drained.then(() => false), Bun.sleep(DRAIN_MS).then(() => true)]);
+    if (timedOut) await server.stop(true);
+    await jobs.stop();
+    db.$client.close();
+    log.info("stopped", { signal, drained: !timedOut });
+    process.exit(0);
+  };
+  process.on("SIGTERM", () => void shutdown("SIGTERM"));
+  process.on("SIGINT", () => void shutdown("SIGINT"));
+}

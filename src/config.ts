@@ -1,0 +1,122 @@
+// Environment variables and `serve` flags -> one validated Config (DESIGN §3). Nothing else reads process.env.
+import type { Level } from "./log";
+
+export interface Config {
+  port: number;
+  host: string;
+  databaseUrl: string;
+  databaseAuthToken: string | null;
+  /** Public origin without a trailing slash; filled from the bound port when BASE_URL is unset. */
+  baseUrl: string;
+  trustProxy: boolean;
+  smtpUrl: string | null;
+  mailFrom: string;
+  aiBaseUrl: string | null;
+  aiApiKey: string | null;
+  aiModel: string | null;
+  aiTimeoutMs: number;
+  landingPageApi: boolean;
+  logLevel: Level;
+  webhookBlockPrivate: boolean;
+  rateLimits: boolean;
+}
+
+export class ConfigError extends Error {}
+
+type Parser<T> = (raw: string, name: string) => T;
+
+interface Setting<K extends keyof Config> {
+  key: K;
+  env: string;
+  flags: string[];
+  parse: Parser<Config[K]>;
+}
+
+const fail = (name: string, why: string): never => {
+  throw new ConfigError(`${name}: ${why}`);
+};
+
+const bool: Parser<boolean> = (raw, name) => {
+  const v = raw.trim().toLowerCase();
+  if (["true", "on", "1", "yes"].includes(v)) return true;
+  if (["false", "off", "0", "no"].includes(v)) return false;
+  return fail(name, `expected true/false or on/off, got "${raw}"`);
+};
+const text: Parser<string> = (raw, name) => (raw.trim() === "" ? fail(name, "must not be empty") : raw.trim());
+const int = (min: number, max: number): Parser<number> => (raw, name) => {
+  const n = Number(raw);
+  return /^\d+$/.test(raw.trim()) && n >= min && n <= max ? n : fail(name, `expected an integer from ${min} to ${max}, got "${raw}"`);
+};
+const url = (schemes: string[]): Parser<string> => (raw, name) => {
+  let u: URL;
+  try {
+    u = new URL(raw.trim());
+  } catch {
+    return fail(name, `not a valid URL: "${raw}"`);
+  }
+  if (!schemes.includes(u.protocol)) fail(name, `scheme must be one of ${schemes.join(", ")}, got "${u.protocol}"`);
+  return raw.trim().replace(/\/+$/, "");
+};
+const oneOf = <T extends string>(values: readonly T[]): Parser<T> => (raw, name) =>
+  (values as readonly string[]).includes(raw.trim().toLowerCase()) ? (raw.trim().toLowerCase() as T) : fail(name, `expected one of ${values.join(", ")}, got "${raw}"`);
+
+const SETTINGS: Setting<keyof Config>[] = [
+  { key: "port", env: "PORT", flags: ["port"], parse: int(0, 65535) },
+  { key: "host", env: "HOST", flags: ["host"], parse: text },
+  { key: "databaseUrl", env: "DATABASE_URL", flags: ["db", "database-url"], parse: url(["file:", "http:", "https:", "libsql:", "ws:", "wss:"]) },
+  { key: "databaseAuthToken", env: "DATABASE_AUTH_TOKEN", flags: ["database-auth-token"], parse: text },
+  { key: "baseUrl", env: "BASE_URL", flags: ["base-url"], parse: url(["http:", "https:"]) },
+  { key: "trustProxy", env: "TRUST_PROXY", flags: ["trust-proxy"], parse: bool },
+  { key: "smtpUrl", env: "SMTP_URL", flags: ["smtp-url"], parse: url(["smtp:", "smtps:"]) },
+  { key: "mailFrom", env: "MAIL_FROM", flags: ["mail-from"], parse: text },
+  { key: "aiBaseUrl", env: "AI_BASE_URL", flags: ["ai-base-url"], parse: url(["http:", "https:"]) },
+  { key: "aiApiKey", env: "AI_API_KEY", flags: ["ai-api-key"], parse: text },
+  { key: "aiModel", env: "AI_MODEL", flags: ["ai-model"], parse: text },
+  { key: "aiTimeoutMs", env: "AI_TIMEOUT_MS", flags: ["ai-timeout-ms"], parse: int(1, 3_600_000) },
+  { key: "landingPageApi", env: "LANDING_PAGE_API", flags: ["landing-page-api"], parse: bool },
+  { key: "logLevel", env: "LOG_LEVEL", flags: ["log-level"], parse: oneOf(["debug", "info", "warn", "error"] as const) },
+  { key: "webhookBlockPrivate", env: "WEBHOOK_BLOCK_PRIVATE", flags: ["webhook-block-private"], parse: bool },
+  { key: "rateLimits", env: "RATE_LIMITS", flags: ["rate-limits"], parse: bool },
+];
+
+/** Flags that may be given bare, meaning true. */
+export const BOOLEAN_FLAGS = new Set(["trust-proxy", "landing-page-api", "webhook-block-private", "rate-limits"]);
+export const CONFIG_FLAGS = new Set(SETTINGS.flatMap((s) => s.flags));
+
+const DEFAULTS = {
+  port: 3000,
+  host: "0.0.0.0",
+  databaseUrl: "file:./data/waitlist.db",
+  databaseAuthToken: null,
+  trustProxy: false,
+  smtpUrl: null,
+  aiBaseUrl: null,
+  aiApiKey: null,
+  aiModel: null,
+  aiTimeoutMs: 60_000,
+  landingPageApi: true,
+  logLevel: "info",
+  webhookBlockPrivate: false,
+  rateLimits: true,
+} satisfies Partial<Config>;
+
+/** Flags win over the environment; a bad value throws ConfigError naming the variable or flag. */
+export function loadConfig(env: Record<string, string | undefined>, flags: Map<string, string> = new Map(), only?: (keyof Config)[]): Config {
+  const values: Partial<Config> = { ...DEFAULTS };
+  for (const s of SETTINGS) {
+    if (only && !only.includes(s.key)) continue;
+    const flag = s.flags.find((f) => flags.has(f));
+    if (flag !== undefined) (values as any)[s.key] = s.parse(flags.get(flag)!, `--${flag}`);
+    else if (env[s.env] !== undefined && env[s.env] !== "") (values as any)[s.key] = s.parse(env[s.env]!, s.env);
+  }
+  const config = values as Config;
+  config.baseUrl ??= `http://localhost:${config.port}`;
+  config.mailFrom ??= `Waitlist <noreply@${new URL(config.baseUrl).hostname}>`;
+  return config;
+}
+
+/** DATABASE_URL on its own, for admin commands (`--db` wins). */
+export function databaseSettings(env: Record<string, string | undefined>, flags: Map<string, string>) {
+  const c = loadConfig(env, flags, ["databaseUrl", "databaseAuthToken"]);
+  return { url: c.databaseUrl, authToken: c.databaseAuthToken };
+}

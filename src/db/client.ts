@@ -1,0 +1,50 @@
+// Opens the libSQL database (embedded file or server), sets the pragmas, applies the embedded migrations.
+import { mkdirSync } from "node:fs";
+import { dirname } from "node:path";
+import { createClient, type Client } from "@libsql/client";
+import { drizzle, type LibSQLDatabase } from "drizzle-orm/libsql";
+import { migrations } from "./migrations.gen";
+import * as schema from "./schema";
+
+export type Db = LibSQLDatabase<typeof schema> & { $client: Client };
+
+export interface DbSettings {
+  url: string;
+  authToken: string | null;
+}
+
+const BUSY_TIMEOUT_MS = 5_000;
+
+export async function openDatabase(settings: DbSettings): Promise<Db> {
+  const isFile = settings.url.startsWith("file:");
+  if (isFile) {
+    const path = settings.url.slice("file:".length).replace(/^\/\/(localhost)?(?=\/)/, "");
+    if (path && path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
+  }
+  const client = createClient({ url: settings.url, authToken: settings.authToken ?? undefined, timeout: BUSY_TIMEOUT_MS });
+  if (isFile) {
+    // WAL lets the CLI and several instances share one file; busy_timeout (set per connection by the
+    // driver's `timeout`) waits out writers instead of failing; synchronous FULL: an acknowledged write survives power loss.
+    await client.execute("PRAGMA journal_mode = WAL");
+    await client.execute("PRAGMA foreign_keys = ON");
+    await client.execute("PRAGMA synchronous = FULL");
+  }
+  await applyMigrations(client);
+  return drizzle(client, { schema }) as Db;
+}
+
+/** Applies each embedded migration once; several instances starting together serialize on the write lock. */
+async function applyMigrations(client: Client): Promise<void> {
+  await client.execute("CREATE TABLE IF NOT EXISTS schema_migrations (tag TEXT PRIMARY KEY, applied_at INTEGER NOT NULL)");
+  const applied = new Set((await client.execute("SELECT tag FROM schema_migrations")).rows.map((r) => String(r.tag)));
+  for (const m of migrations) {
+    if (applied.has(m.tag)) continue;
+    const statements = m.sql.split("--> statement-breakpoint").map((s) => s.trim()).filter(Boolean);
+    try {
+      await client.batch([{ sql: "INSERT INTO schema_migrations (tag, applied_at) VALUES (?, ?)", args: [m.tag, Date.now()] }, ...statements], "write");
+    } catch (err) {
+      const raced = (await client.execute({ sql: "SELECT 1 FROM schema_migrations WHERE tag = ?", args: [m.tag] })).rows.length > 0;
+      if (!raced) throw err;
+    }
+  }
+}

@@ -1,0 +1,9 @@
+// Swagger UI's files are imported as text and served from the binary.
+declare module "swagger-ui-dist/swagger-ui-bundle.js" {
+  const text: string;
+  export default text;
+}
+declare module "swagger-ui-dist/swagger-ui.css" {
+  const text: string;
+  export default text;
+}

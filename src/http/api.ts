@@ -1,0 +1,141 @@
+// The `api` route option: key auth, rate limit, plan gate and body checks, all before the body is validated.
+import { Elysia } from "elysia";
+import { and, eq, isNull } from "drizzle-orm";
+import { sha256Hex, now } from "../clock";
+import type { Config } from "../config";
+import type { Db } from "../db/client";
+import { accounts, apiKeys, waitlists, type PlanId } from "../db/schema";
+import { isGrowthOrHigher, planOf, UNAUTHENTICATED_LIMIT, type Bucket } from "../account/plans";
+import { AppError, badRequest, forbidden, unauthorized, type ErrorShape } from "./errors";
+import { countRequest, decide, rateHeaders, uncounted, type RateDecision } from "./rate-limit";
+import { clientIp } from "./client-ip";
+
+export type Waitlist = typeof waitlists.$inferSelect;
+
+export interface Auth {
+  key: { id: string; name: string; createdAt: number; lastUsedAt: number | null; isWaitlistKey: boolean };
+  account: { id: string; username: string; plan: PlanId; aiCredits: number };
+  /** The waitlist named by the path's `{waitlistKey}`, owned by the key; null on account routes. */
+  waitlist: Waitlist | null;
+}
+
+export interface Policy {
+  /** `account`: account keys only (401 for a per-waitlist key). `any`: either kind. */
+  key: "account" | "any";
+  bucket: Bucket;
+  /** Account keys below this plan get 403; per-waitlist keys always need Growth (DESIGN §3). */
+  minPlan?: "growth";
+  errors?: ErrorShape;
+}
+
+/** What a request's error handler needs to know about the route that failed. */
+export const ERROR_SHAPE = Symbol("errorShape");
+const AUTH = Symbol("auth");
+
+/** Request bodies on /api are JSON whatever the Content-Type; problems are judged after authentication. */
+class BodyProblem {
+  constructor(readonly message: string) {}
+}
+const EMPTY_BODY = Object.freeze({ empty: true });
+
+export function apiGuard(deps: { db: Db; config: Config }) {
+  const { db, config } = deps;
+
+  async function rateLimit(subject: string, limit: number, extra: { sql: string; args: any[] }[] = []): Promise<RateDecision> {
+    const at = now();
+    if (!config.rateLimits) {
+      if (extra.length) void db.$client.batch(extra, "write").catch(() => {});
+      return uncounted(limit, at);
+    }
+    const { statement, windowStart } = countRequest(subject, limit, at);
+    const [result] = await db.$client.batch([statement, ...extra], "write");
+    const counted = result.rows.length ? Number(result.rows[0].count) : null;
+    return decide(limit, windowStart, counted, at);
+  }
+
+  function lookup(hash: string, waitlistKey: string | undefined) {
+    const q = db
+      .select({
+        keyId: apiKeys.id,
+        keyName: apiKeys.name,
+        keyCreatedAt: apiKeys.createdAt,
+        keyLastUsedAt: apiKeys.lastUsedAt,
+        keyWaitlistId: apiKeys.waitlistId,
+        accountId: accounts.id,
+        username: accounts.username,
+        plan: accounts.plan,
+        aiCredits: accounts.aiCredits,
+        ...(waitlistKey === undefined ? {} : { waitlist: waitlists }),
+      })
+      .from(apiKeys)
+      .innerJoin(accounts, eq(accounts.id, apiKeys.accountId));
+    const joined = waitlistKey === undefined ? q : q.leftJoin(waitlists, eq(waitlists.key, waitlistKey));
+    return joined.where(and(eq(apiKeys.hash, hash), isNull(apiKeys.revokedAt))).get() as Promise<
+      | { keyId: string; keyName: string; keyCreatedAt: number; keyLastUsedAt: number | null; keyWaitlistId: string | null; accountId: string; username: string; plan: PlanId; aiCredits: number; waitlist?: Waitlist | null }
+      | undefined
+    >;
+  }
+
+  async function authenticate(ctx: any, policy: Policy): Promise<Auth> {
+    const presented = ctx.request.headers.get("x-api-key")?.trim();
+    const row = presented ? await lookup(sha256Hex(presented), ctx.params?.waitlistKey) : undefined;
+    if (!row) {
+      const ip = clientIp(ctx.request, ctx.server, config.trustProxy);
+      const d = await rateLimit(`ip:${ip}:unauthenticated`, UNAUTHENTICATED_LIMIT);
+      Object.assign(ctx.set.headers, rateHeaders(d));
+      if (!d.allowed) throw tooMany(d);
+      // spec: unknown and revoked keys get the identical 401
+      throw unauthorized(presented ? "Invalid API key" : "Missing API key: send it in the X-Api-Key header");
+    }
+    const isWaitlistKey = row.keyWaitlistId !== null;
+    const touch = { sql: "UPDATE api_keys SET last_used_at = ? WHERE id = ?", args: [now(), row.keyId] };
+    const d = await rateLimit(`key:${row.keyId}:${policy.bucket}`, planOf(row.plan).limits[policy.bucket], [touch]);
+    Object.assign(ctx.set.headers, rateHeaders(d));
+    if (!d.allowed) throw tooMany(d);
+
+    if (isWaitlistKey && policy.key === "account") throw unauthorized("This endpoint needs an account key (wl_acct_...); per-waitlist keys are not accepted");
+    let waitlist: Waitlist | null = null;
+    if (row.waitlist !== undefined) {
+      waitlist = row.waitlist ?? null;
+      const owned = waitlist !== null && (isWaitlistKey ? waitlist.id === row.keyWaitlistId : waitlist.accountId === row.accountId);
+      if (!owned) throw unauthorized("Invalid waitlist key");
+    }
+    if (isWaitlistKey && !isGrowthOrHigher(row.plan)) throw forbidden(`Per-waitlist API keys need the Growth plan or higher; this account is on ${planOf(row.plan).name}`);
+    if (policy.minPlan === "growth" && !isGrowthOrHigher(row.plan)) throw forbidden(`This endpoint needs the Growth plan or higher; this account is on ${planOf(row.plan).name}`);
+
+    return {
+      key: { id: row.keyId, name: row.keyName, createdAt: row.keyCreatedAt, lastUsedAt: row.keyLastUsedAt, isWaitlistKey },
+      account: { id: row.accountId, username: row.username, plan: row.plan, aiCredits: row.aiCredits },
+      waitlist,
+    };
+  }
+
+  return new Elysia({ name: "http/api" })
+    .onParse({ as: "global" }, async ({ request, path }) => {
+      if (!path.startsWith("/api/")) return;
+      const text = await request.text();
+      if (text.trim() === "") return EMPTY_BODY;
+      try {
+        const value = JSON.parse(text);
+        return value !== null && typeof value === "object" && !Array.isArray(value) ? value : new BodyProblem("Request body must be a JSON object");
+      } catch {
+        return new BodyProblem("Request body is not valid JSON");
+      }
+    })
+    .macro({
+      api: (policy: Policy) => ({
+        async transform(ctx: any) {
+          ctx[ERROR_SHAPE] = policy.errors ?? "standard";
+          ctx[AUTH] = await authenticate(ctx, policy);
+          if (ctx.body === EMPTY_BODY) ctx.body = undefined;
+          else if (ctx.body instanceof BodyProblem) throw badRequest(ctx.body.message);
+        },
+        resolve: (ctx: any) => ({ auth: ctx[AUTH] as Auth }),
+        detail: { security: [{ ApiKey: [] }] },
+      }),
+    });
+}
+
+function tooMany(d: RateDecision): AppError {
+  return new AppError("rate_limited", `Rate limit exceeded: ${d.limit} requests per minute. Retry in ${d.retryAfter} s.`, { retry_after: d.retryAfter });
+}

@@ -1,0 +1,10 @@
+// The client's IP: the socket peer, or the first X-Forwarded-For hop when TRUST_PROXY is on.
+import type { Server } from "bun";
+
+export function clientIp(request: Request, server: Server<unknown> | null | undefined, trustProxy: boolean): string {
+  if (trustProxy) {
+    const forwarded = request.headers.get("x-forwarded-for");
+    if (forwarded) return forwarded.split(",")[0].trim();
+  }
+  return server?.requestIP(request)?.address.replace(/^::ffff:/, "") ?? "unknown";
+}

@@ -1,0 +1,68 @@
+// The one error handler: domain errors, validation, unknown routes and crashes -> the spec's shapes (DESIGN §5).
+import { Elysia, ValidationError } from "elysia";
+import type { Logger } from "../log";
+import { AppError, errorBody, type ErrorShape } from "./errors";
+import { validationMessage } from "./validation";
+import { ERROR_SHAPE } from "./api";
+import { requestId } from "./request-log";
+
+export interface RouteEntry {
+  method: string;
+  path: string;
+}
+
+export function errorHandler(deps: { log: Logger; routes: () => RouteEntry[] }) {
+  let table: { pattern: RegExp; method: string }[] | null = null;
+  const allowedMethods = (path: string): string[] => {
+    table ??= deps.routes().map((r) => ({
+      method: r.method,
+      pattern: new RegExp(`^${r.path.replace(/[.+?^${}()|[\]\\]/g, "\\$&").replace(/:[^/]+/g, "[^/]+").replace(/\*/g, ".*")}/?$`),
+    }));
+    return [...new Set(table.filter((r) => r.pattern.test(path)).map((r) => r.method))];
+  };
+
+  return new Elysia({ name: "http/error-handler" }).onError({ as: "global" }, (ctx) => {
+    const { code, error, set, request, path } = ctx;
+    const shape: ErrorShape = (ctx as any)[ERROR_SHAPE] ?? "standard";
+    let status: number;
+    let message: string;
+    let data: Record<string, unknown> | undefined;
+
+    if (error instanceof AppError) {
+      status = error.status;
+      message = error.message;
+      data = error.data;
+    } else if (error instanceof ValidationError && error.type !== "response") {
+      status = 400;
+      message = validationMessage(error);
+    } else if (code === "NOT_FOUND") {
+      const allowed = allowedMethods(path);
+      if (allowed.length > 0 && !allowed.includes(request.method)) {
+        status = 405;
+        message = `Method ${request.method} is not allowed on ${path}; allowed: ${allowed.join(", ")}`;
+        set.headers["allow"] = allowed.join(", ");
+      } else {
+        status = 404;
+        message = `No route for ${request.method} ${path}`;
+      }
+    } else if (code === "PARSE" || code === "INVALID_COOKIE_SIGNATURE") {
+      status = 400;
+      message = "Malformed request body";
+    } else {
+      // our bug (a crash, or a response failing its own schema): log the cause, answer generically
+      status = 500;
+      message = `Internal server error (request id ${requestId(request)})`;
+      deps.log.error("unhandled error", {
+        req_id: requestId(request),
+        method: request.method,
+        path,
+        code: String(code),
+        error: error instanceof Error ? error.message : String(error),
+        stack: error instanceof Error ? error.stack : undefined,
+      });
+    }
+    set.status = status;
+    set.headers["content-type"] = "application/json";
+    return errorBody(shape, status, message, data);
+  });
+}

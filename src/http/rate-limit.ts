@@ -1,0 +1,56 @@
+// Fixed one-minute windows counted in the database, so every instance shares them (DESIGN §5).
+import type { InStatement } from "@libsql/client";
+
+export const WINDOW_MS = 60_000;
+
+export interface RateDecision {
+  limit: number;
+  remaining: number;
+  /** End of the window, whole Unix seconds. */
+  reset: number;
+  allowed: boolean;
+  /** Whole seconds until the window ends, 1 to 60. */
+  retryAfter: number;
+}
+
+/**
+ * One statement: counts the request unless the window is full. A full window returns no row, so a
+ * refused request leaves the counter as it was.
+ */
+export function countRequest(subject: string, limit: number, at: number): { statement: InStatement; windowStart: number } {
+  const windowStart = at - (at % WINDOW_MS);
+  return {
+    windowStart,
+    statement: {
+      sql: `INSERT INTO rate_limits (subject, window_start, count) VALUES (?, ?, 1)
+            ON CONFLICT (subject, window_start) DO UPDATE SET count = count + 1 WHERE count < ?
+            RETURNING count`,
+      args: [subject, windowStart, limit],
+    },
+  };
+}
+
+export function decide(limit: number, windowStart: number, counted: number | null, at: number): RateDecision {
+  const end = windowStart + WINDOW_MS;
+  return {
+    limit,
+    remaining: counted === null ? 0 : Math.max(0, limit - counted),
+    reset: Math.ceil(end / 1000),
+    allowed: counted !== null,
+    retryAfter: Math.min(60, Math.max(1, Math.ceil((end - at) / 1000))),
+  };
+}
+
+/** With RATE_LIMITS=off nothing is counted; the headers describe a fresh window. */
+export const uncounted = (limit: number, at: number): RateDecision => decide(limit, at - (at % WINDOW_MS), 1, at);
+
+export function rateHeaders(d: RateDecision): Record<string, string> {
+  return {
+    "x-ratelimit-limit": String(d.limit),
+    "x-ratelimit-remaining": String(d.remaining),
+    "x-ratelimit-reset": String(d.reset),
+  };
+}
+
+/** Expired windows are pruned by cron after an hour (DESIGN §1). */
+export const pruneRateLimits = (before: number): InStatement => ({ sql: "DELETE FROM rate_limits WHERE window_start < ?", args: [before] });

@@ -1,0 +1,57 @@
+// Cron jobs (croner). Each takes a lease row first, so one instance runs each job at a time (DESIGN §6).
+import { Cron } from "croner";
+import { now, token } from "../clock";
+import type { Db } from "../db/client";
+import type { Logger } from "../log";
+import { pruneRateLimits } from "../http/rate-limit";
+
+interface Job {
+  name: string;
+  schedule: string;
+  run: (db: Db) => Promise<unknown>;
+}
+
+const HOUR = 3_600_000;
+
+export const JOBS: Job[] = [
+  // rate-limit windows are kept for an hour (DESIGN §1)
+  { name: "prune-rate-limits", schedule: "17 * * * * *", run: (db) => db.$client.execute(pruneRateLimits(now() - HOUR)) },
+];
+
+/** True when this instance holds (or just took) the job's lease. */
+export async function takeLease(db: Db, name: string, holder: string, ttlMs: number): Promise<boolean> {
+  const at = now();
+  const result = await db.$client.execute({
+    sql: `INSERT INTO job_leases (name, holder, expires_at) VALUES (?, ?, ?)
+          ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at
+          WHERE job_leases.expires_at < ? OR job_leases.holder = excluded.holder
+          RETURNING holder`,
+    args: [name, holder, at + ttlMs, at],
+  });
+  return result.rows.length === 1;
+}
+
+export function startJobs(db: Db, log: Logger, jobs: Job[] = JOBS): { stop: () => Promise<void> } {
+  const holder = token(16);
+  const running = new Set<Promise<void>>();
+  const crons = jobs.map(
+    (job) =>
+      new Cron(job.schedule, { protect: true }, () => {
+        const p = (async () => {
+          try {
+            if (await takeLease(db, job.name, holder, 55_000)) await job.run(db);
+          } catch (err) {
+            log.error("job failed", { job: job.name, error: err instanceof Error ? err.message : String(err) });
+          }
+        })();
+        running.add(p);
+        p.finally(() => running.delete(p));
+      }),
+  );
+  return {
+    stop: async () => {
+      for (const c of crons) c.stop();
+      await Promise.all(running);
+    },
+  };
+}

@@ -1,0 +1,102 @@
+// TypeBox models of the waitlist and settings endpoints (spec: Waitlists; DESIGN §4 settings extension).
+import { t } from "elysia";
+
+export const NAME_MAX = 100;
+export const CATEGORY_MAX = 100;
+export const DESCRIPTION_MAX = 1000;
+export const SUBJECT_MAX = 200;
+export const EMAIL_BODY_MAX = 20_000;
+export const URL_MAX = 2048;
+export const DOMAINS_MAX = 50;
+export const POINTS_MAX = 1_000_000;
+export const OFFSET_MAX = 1_000_000_000;
+
+const points = t.Integer({ minimum: 0, maximum: POINTS_MAX });
+
+export const ReferralRewards = t.Object(
+  { enabled: t.Optional(t.Boolean()), signup_points: t.Optional(points), referral_points: t.Optional(points) },
+  { additionalProperties: false },
+);
+
+export const CreateWaitlistBody = t.Object(
+  {
+    name: t.String({ maxLength: NAME_MAX, description: "Required; trimmed; globally unique (case-insensitive)" }),
+    slug: t.Optional(t.String({ maxLength: NAME_MAX, description: "Lowercase letters, digits and single dashes; derived from the name when omitted" })),
+    category: t.Optional(t.String({ maxLength: CATEGORY_MAX })),
+    description: t.Optional(t.String({ maxLength: DESCRIPTION_MAX })),
+    referral_rewards: t.Optional(ReferralRewards),
+    validate_emails: t.Optional(t.Boolean()),
+  },
+  { additionalProperties: false },
+);
+export type CreateWaitlistInput = typeof CreateWaitlistBody.static;
+
+const WaitlistCreated = t.Object({
+  id: t.String(),
+  key: t.String(),
+  slug: t.String(),
+  name: t.String(),
+  form_action_url: t.String(),
+  hosted_page_url: t.Null(),
+  created_at: t.Number(),
+});
+
+export const CreateWaitlistResponse = t.Object({
+  success: t.Boolean(),
+  data: t.Object({ waitlist: WaitlistCreated, notes: t.String() }),
+});
+
+export const ListWaitlistsResponse = t.Object({
+  success: t.Boolean(),
+  data: t.Object({
+    waitlists: t.Array(
+      t.Object({ id: t.String(), key: t.String(), name: t.String(), slug: t.String(), subscribers: t.Number(), views: t.Number(), created_at: t.Number() }),
+    ),
+    total: t.Number(),
+  }),
+});
+
+const EmailTemplatePatch = {
+  subject: t.Optional(t.String({ minLength: 1, maxLength: SUBJECT_MAX })),
+  body: t.Optional(t.String({ minLength: 1, maxLength: EMAIL_BODY_MAX })),
+};
+
+export const SettingsPatchBody = t.Object(
+  {
+    name: t.Optional(t.String({ maxLength: NAME_MAX })),
+    category: t.Optional(t.Union([t.String({ maxLength: CATEGORY_MAX }), t.Null()])),
+    description: t.Optional(t.Union([t.String({ maxLength: DESCRIPTION_MAX }), t.Null()])),
+    double_opt_in: t.Optional(t.Boolean()),
+    position_offset: t.Optional(t.Integer({ minimum: 0, maximum: OFFSET_MAX })),
+    allowed_domains: t.Optional(t.Array(t.String({ maxLength: 253 }), { maxItems: DOMAINS_MAX })),
+    referral_rewards: t.Optional(ReferralRewards),
+    validate_emails: t.Optional(t.Boolean()),
+    welcome_email: t.Optional(t.Object({ enabled: t.Optional(t.Boolean()), ...EmailTemplatePatch }, { additionalProperties: false })),
+    confirmation_email: t.Optional(t.Object(EmailTemplatePatch, { additionalProperties: false })),
+    webhook: t.Optional(
+      t.Object({ url: t.Optional(t.Union([t.String({ maxLength: URL_MAX }), t.Null()])), enabled: t.Optional(t.Boolean()) }, { additionalProperties: false }),
+    ),
+    custom_domain: t.Optional(t.Union([t.String({ maxLength: 253 }), t.Null()])),
+  },
+  { additionalProperties: false },
+);
+export type SettingsPatch = typeof SettingsPatchBody.static;
+
+export const Settings = t.Object({
+  key: t.String(),
+  slug: t.String(),
+  name: t.String(),
+  category: t.Union([t.String(), t.Null()]),
+  description: t.Union([t.String(), t.Null()]),
+  double_opt_in: t.Boolean(),
+  position_offset: t.Number(),
+  allowed_domains: t.Array(t.String()),
+  referral_rewards: t.Object({ enabled: t.Boolean(), signup_points: t.Number(), referral_points: t.Number() }),
+  validate_emails: t.Boolean(),
+  welcome_email: t.Object({ enabled: t.Boolean(), subject: t.String(), body: t.String() }),
+  confirmation_email: t.Object({ subject: t.String(), body: t.String() }),
+  webhook: t.Object({ url: t.Union([t.String(), t.Null()]), enabled: t.Boolean(), signing_secret: t.String() }),
+  custom_domain: t.Union([t.String(), t.Null()]),
+});
+
+export const SettingsResponse = t.Object({ success: t.Boolean(), data: t.Object({ settings: Settings }) });

@@ -1,0 +1,188 @@
+// Waitlists: create (slug rules, plan limit, reserved names), list, and the settings extension (DESIGN §4).
+import { desc, eq, getTableColumns, sql } from "drizzle-orm";
+import { now, token } from "../clock";
+import type { Db } from "../db/client";
+import { waitlists, type PlanId } from "../db/schema";
+import { AppError, badRequest, conflict, forbidden } from "../http/errors";
+import type { Waitlist } from "../http/api";
+import { isUniqueViolation } from "../account/service";
+import { planOf } from "../account/plans";
+import type { CreateWaitlistInput, SettingsPatch } from "./model";
+import { isPrivateAddress, normalizeHost } from "./hosts";
+
+export const RESERVED_SLUGS = new Set(["test-waitlist"]);
+const SLUG = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
+
+/** DESIGN §4: lowercase; each run outside [a-z0-9] becomes one "-"; no leading/trailing "-"; never a suffix. */
+export const slugify = (name: string): string => name.toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/^-+|-+$/g, "");
+
+export const DEFAULT_TEMPLATES = {
+  confirmationSubject: "Confirm your spot on the {{waitlist_name}} waitlist",
+  confirmationBody: "Hi {{name}},\n\nPlease confirm your email address to join the {{waitlist_name}} waitlist:\n\n{{confirm_url}}\n\nIf you did not sign up, you can ignore this email.",
+  welcomeSubject: "You're on the {{waitlist_name}} waitlist",
+  welcomeBody: "Hi {{name}},\n\nThanks for joining the {{waitlist_name}} waitlist. You are number {{position}}.\n\nMove up by sharing your link: {{referral_url}}",
+};
+
+function checkName(raw: string): string {
+  const name = raw.trim();
+  if (!name) throw badRequest("name is required and must not be blank");
+  if (name.length > 100) throw badRequest("name must be at most 100 characters");
+  return name;
+}
+
+function nameTaken(err: unknown, name: string, slug: string): AppError | null {
+  if (!isUniqueViolation(err)) return null;
+  const text = String((err as any)?.message ?? "") + String((err as any)?.cause?.message ?? "");
+  if (text.includes("waitlists.slug")) return conflict(`slug "${slug}" is already taken`);
+  if (text.includes("custom_domain")) return conflict("custom_domain is already used by another waitlist");
+  return conflict(`name "${name}" is already taken`);
+}
+
+export async function createWaitlist(db: Db, owner: { accountId: string; plan: PlanId }, input: CreateWaitlistInput, baseUrl: string) {
+  const name = checkName(input.name);
+  let slug: string;
+  if (input.slug !== undefined) {
+    slug = input.slug.trim();
+    if (!SLUG.test(slug)) throw badRequest("slug must be lowercase letters and digits separated by single dashes (e.g. my-launch)");
+  } else {
+    slug = slugify(name);
+    if (!slug) throw badRequest("name must contain a letter or digit to derive a slug; or give slug");
+  }
+  // spec: a reserved name whose slug would be test-waitlist is refused, not renamed
+  if (RESERVED_SLUGS.has(slug)) throw conflict(`slug "${slug}" is reserved; choose another name or slug`);
+
+  const at = now();
+  const row: typeof waitlists.$inferInsert = {
+    id: token(20),
+    accountId: owner.accountId,
+    key: token(20),
+    slug,
+    name,
+    category: input.category?.trim() || null,
+    description: input.description?.trim() || null,
+    referralEnabled: input.referral_rewards?.enabled ?? false,
+    signupPoints: input.referral_rewards?.signup_points ?? 50,
+    referralPoints: input.referral_rewards?.referral_points ?? 30,
+    validateEmails: input.validate_emails ?? true,
+    ...DEFAULT_TEMPLATES,
+    signingSecret: `whsec_${token(40)}`,
+    createdAt: at,
+    updatedAt: at,
+  };
+  const max = planOf(owner.plan).maxWaitlists;
+  try {
+    const inserted = await insertWithinLimit(db, row, max);
+    if (!inserted) throw forbidden(`Waitlist limit reached: the ${planOf(owner.plan).name} plan allows ${max} waitlist${max === 1 ? "" : "s"}`);
+  } catch (err) {
+    throw nameTaken(err, name, slug) ?? err;
+  }
+  return {
+    waitlist: {
+      id: row.id!,
+      key: row.key!,
+      slug,
+      name,
+      form_action_url: `${baseUrl}/s/${row.key}`,
+      hosted_page_url: null,
+      created_at: at,
+    },
+    notes:
+      "Collect sign-ups with POST /api/v1/waitlist/{key}/sign-up, or point an HTML form at form_action_url after adding your site to allowed_domains in settings. hosted_page_url stays null until a landing page is published.",
+  };
+}
+
+/** One statement, so two concurrent creates cannot both slip under the plan's limit. */
+async function insertWithinLimit(db: Db, row: typeof waitlists.$inferInsert, max: number | "unlimited"): Promise<boolean> {
+  const columns = getTableColumns(waitlists);
+  const entries = Object.entries(row).filter(([, v]) => v !== undefined);
+  const names = sql.raw(entries.map(([k]) => `"${(columns as any)[k].name}"`).join(", "));
+  const values = sql.join(entries.map(([, v]) => sql`${typeof v === "boolean" ? Number(v) : v}`), sql`, `);
+  const limit = max === "unlimited" ? sql`` : sql` WHERE (SELECT count(*) FROM waitlists WHERE account_id = ${row.accountId}) < ${max}`;
+  const result = await db.run(sql`INSERT INTO waitlists (${names}) SELECT ${values}${limit}`);
+  return result.rowsAffected === 1;
+}
+
+export async function listWaitlists(db: Db, accountId: string) {
+  const rows = await db
+    .select({ id: waitlists.id, key: waitlists.key, name: waitlists.name, slug: waitlists.slug, subscribers: waitlists.subscribersCount, views: waitlists.viewsCount, created_at: waitlists.createdAt })
+    .from(waitlists)
+    .where(eq(waitlists.accountId, accountId))
+    .orderBy(desc(waitlists.createdAt), sql`rowid DESC`);
+  return { waitlists: rows, total: rows.length };
+}
+
+export function settingsView(w: Waitlist) {
+  return {
+    key: w.key,
+    slug: w.slug,
+    name: w.name,
+    category: w.category,
+    description: w.description,
+    double_opt_in: w.doubleOptIn,
+    position_offset: w.positionOffset,
+    allowed_domains: JSON.parse(w.allowedDomains) as string[],
+    referral_rewards: { enabled: w.referralEnabled, signup_points: w.signupPoints, referral_points: w.referralPoints },
+    validate_emails: w.validateEmails,
+    welcome_email: { enabled: w.welcomeEnabled, subject: w.welcomeSubject, body: w.welcomeBody },
+    confirmation_email: { subject: w.confirmationSubject, body: w.confirmationBody },
+    webhook: { url: w.webhookUrl, enabled: w.webhookEnabled, signing_secret: w.signingSecret },
+    custom_domain: w.customDomain,
+  };
+}
+
+/** PATCH merges objects one level deep: omitted members keep their values (DESIGN §4). */
+export async function updateSettings(db: Db, w: Waitlist, patch: SettingsPatch, opts: { blockPrivateWebhooks: boolean }) {
+  if (!patch || Object.keys(patch).length === 0) throw badRequest("Provide at least one setting to change");
+  const set: Partial<typeof waitlists.$inferInsert> = {};
+  if (patch.name !== undefined) set.name = checkName(patch.name);
+  if (patch.category !== undefined) set.category = patch.category?.trim() || null;
+  if (patch.description !== undefined) set.description = patch.description?.trim() || null;
+  if (patch.double_opt_in !== undefined) set.doubleOptIn = patch.double_opt_in;
+  if (patch.position_offset !== undefined) set.positionOffset = patch.position_offset;
+  if (patch.validate_emails !== undefined) set.validateEmails = patch.validate_emails;
+  if (patch.allowed_domains !== undefined) {
+    set.allowedDomains = JSON.stringify([...new Set(patch.allowed_domains.map((d, i) => normalizeHost(d, `allowed_domains[${i}]`, true)))]);
+  }
+  const rr = patch.referral_rewards;
+  if (rr?.enabled !== undefined) set.referralEnabled = rr.enabled;
+  if (rr?.signup_points !== undefined) set.signupPoints = rr.signup_points;
+  if (rr?.referral_points !== undefined) set.referralPoints = rr.referral_points;
+  const we = patch.welcome_email;
+  if (we?.enabled !== undefined) set.welcomeEnabled = we.enabled;
+  if (we?.subject !== undefined) set.welcomeSubject = requireText(we.subject, "welcome_email.subject");
+  if (we?.body !== undefined) set.welcomeBody = requireText(we.body, "welcome_email.body");
+  const ce = patch.confirmation_email;
+  if (ce?.subject !== undefined) set.confirmationSubject = requireText(ce.subject, "confirmation_email.subject");
+  if (ce?.body !== undefined) set.confirmationBody = requireText(ce.body, "confirmation_email.body");
+  if (patch.webhook?.url !== undefined) set.webhookUrl = patch.webhook.url === null ? null : checkWebhookUrl(patch.webhook.url, opts.blockPrivateWebhooks);
+  if (patch.webhook?.enabled !== undefined) set.webhookEnabled = patch.webhook.enabled;
+  if ((set.webhookEnabled ?? w.webhookEnabled) && !(set.webhookUrl !== undefined ? set.webhookUrl : w.webhookUrl)) {
+    throw badRequest("webhook.url is required while webhook.enabled is true");
+  }
+  if (patch.custom_domain !== undefined) set.customDomain = patch.custom_domain === null || patch.custom_domain.trim() === "" ? null : normalizeHost(patch.custom_domain, "custom_domain", false);
+
+  set.updatedAt = now();
+  try {
+    const [updated] = await db.update(waitlists).set(set).where(eq(waitlists.id, w.id)).returning();
+    return settingsView(updated);
+  } catch (err) {
+    throw nameTaken(err, set.name ?? w.name, w.slug) ?? err;
+  }
+}
+
+function requireText(value: string, field: string): string {
+  if (!value.trim()) throw badRequest(`${field} must not be blank`);
+  return value;
+}
+
+function checkWebhookUrl(raw: string, blockPrivate: boolean): string {
+  let url: URL;
+  try {
+    url = new URL(raw.trim());
+  } catch {
+    throw badRequest("webhook.url must be an absolute http(s) URL");
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") throw badRequest("webhook.url must be an absolute http(s) URL");
+  if (blockPrivate && isPrivateAddress(url.hostname)) throw badRequest("webhook.url points at a loopback or private address, which WEBHOOK_BLOCK_PRIVATE refuses");
+  return url.toString();
+}

@@ -1,0 +1,137 @@
+// Test harness: the real server in a child process on a random port with its own temporary database, and the CLI.
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+const ROOT = join(import.meta.dir, "..", "..");
+const MAIN = join(ROOT, "src", "main.ts");
+
+export interface CliResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+  json: any;
+}
+
+export interface Response {
+  status: number;
+  headers: Headers;
+  body: any;
+  text: string;
+}
+
+export interface TestServer {
+  url: string;
+  dbUrl: string;
+  dir: string;
+  logs: string[];
+  proc: ReturnType<typeof Bun.spawn>;
+  cli(...args: string[]): Promise<CliResult>;
+  /** Creates an account through the CLI and returns its id and key. */
+  account(plan?: string, extra?: string[]): Promise<{ id: string; username: string; key: string }>;
+  request(method: string, path: string, opts?: { key?: string; body?: unknown; raw?: string; headers?: Record<string, string> }): Promise<Response>;
+  stop(): Promise<number>;
+}
+
+let counter = 0;
+
+/** Runs `waitlist` (src/main.ts under bun) with the given args and environment. */
+export async function runCli(args: string[], env: Record<string, string> = {}): Promise<CliResult> {
+  const proc = Bun.spawn([process.execPath, MAIN, ...args], { cwd: ROOT, env: { ...process.env, ...env }, stdout: "pipe", stderr: "pipe" });
+  const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  let json: any = undefined;
+  try {
+    json = JSON.parse(stdout);
+  } catch {}
+  return { code, stdout, stderr, json };
+}
+
+export async function startServer(opts: { env?: Record<string, string>; args?: string[] } = {}): Promise<TestServer> {
+  const dir = mkdtempSync(join(tmpdir(), "waitlist-test-"));
+  const dbUrl = `file:${join(dir, "data", "waitlist.db")}`;
+  const proc = Bun.spawn([process.execPath, MAIN, "serve", "--port", "0", "--host", "127.0.0.1", "--db", dbUrl, ...(opts.args ?? [])], {
+    cwd: ROOT,
+    env: { ...process.env, LOG_LEVEL: "info", ...opts.env },
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const logs: string[] = [];
+  let port = 0;
+  let baseUrl = "";
+  const listening = new Promise<void>((resolve, reject) => {
+    (async () => {
+      const decoder = new TextDecoder();
+      let buffer = "";
+      for await (const chunk of proc.stdout as ReadableStream<Uint8Array>) {
+        buffer += decoder.decode(chunk);
+        let nl: number;
+        while ((nl = buffer.indexOf("\n")) >= 0) {
+          const line = buffer.slice(0, nl);
+          buffer = buffer.slice(nl + 1);
+          logs.push(line);
+          try {
+            const entry = JSON.parse(line);
+            if (entry.msg === "listening") {
+              port = entry.port;
+              baseUrl = entry.base_url;
+              resolve();
+            }
+          } catch {}
+        }
+      }
+      reject(new Error(`server exited before listening: ${logs.join("\n")}${await new Response(proc.stderr).text()}`));
+    })();
+  });
+  await listening;
+  const url = `http://127.0.0.1:${port}`;
+
+  const server: TestServer = {
+    url,
+    dbUrl,
+    dir,
+    logs,
+    proc,
+    cli: (...args) => runCli([...args, "--db", dbUrl]),
+    async account(plan = "business", extra = []) {
+      const username = `user${++counter}_${Math.random().toString(36).slice(2, 8)}`;
+      const r = await server.cli("account", "create", "--username", username, "--plan", plan, "--json", ...extra);
+      if (r.code !== 0) throw new Error(`account create failed: ${r.stderr}`);
+      return { id: r.json.account.id, username, key: r.json.api_key };
+    },
+    async request(method, path, o = {}) {
+      const headers: Record<string, string> = { ...o.headers };
+      if (o.key !== undefined) headers["x-api-key"] = o.key;
+      let body: string | undefined = o.raw;
+      if (o.body !== undefined) {
+        body = JSON.stringify(o.body);
+        headers["content-type"] ??= "application/json";
+      }
+      const res = await fetch(url + path, { method, headers, body, redirect: "manual" });
+      const text = await res.text();
+      let parsed: any = undefined;
+      try {
+        parsed = JSON.parse(text);
+      } catch {}
+      return { status: res.status, headers: res.headers, body: parsed, text };
+    },
+    async stop() {
+      proc.kill("SIGTERM");
+      const code = await proc.exited;
+      rmSync(dir, { recursive: true, force: true });
+      return code;
+    },
+  };
+  void baseUrl;
+  return server;
+}
+
+/** Polls until `check` returns a truthy value or the deadline passes. */
+export async function until<T>(check: () => T | Promise<T>, timeoutMs = 5_000, what = "condition"): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await Bun.sleep(20);
+  }
+}
