@@ -131,6 +131,8 @@ export function apiGuard(deps: { db: Db; config: Config }) {
           else if (ctx.body instanceof BodyProblem) throw badRequest(ctx.body.message);
         },
         resolve: (ctx: any) => ({ auth: ctx[AUTH] as Auth }),
+        // documents bodies as JSON; the global parser above has already read them
+        parse: "json" as never,
         detail: { security: [{ ApiKey: [] }] },
       }),
     });

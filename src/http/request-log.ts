@@ -13,6 +13,7 @@ export function requestLog(log: Logger) {
       const id = token(16);
       started.set(request, { id, at: performance.now() });
       set.headers["x-request-id"] = id;
+      log.debug("request started", { req_id: id, method: request.method, path: new URL(request.url).pathname });
     })
     .onAfterResponse({ as: "global" }, ({ request, path, set }) => {
       const s = started.get(request);

@@ -1,0 +1,33 @@
+// Builds the single executable dist/waitlist with Bun.build --compile.
+// DESIGN §1 trap: libsql loads its native addon with a dynamic require the bundler cannot follow;
+// this plugin rewrites it to the platform's `@libsql/<target>/index.node` so the addon is embedded.
+import { familySync, GLIBC } from "detect-libc";
+
+const arch = process.arch === "arm64" ? "arm64" : "x64";
+const target = process.platform === "darwin" ? `darwin-${arch}` : `linux-${arch}-${familySync() === GLIBC ? "gnu" : "musl"}`;
+
+const embedLibsqlAddon: Bun.BunPlugin = {
+  name: "embed-libsql-addon",
+  setup(build) {
+    build.onLoad({ filter: /[\\/]node_modules[\\/]libsql[\\/]index\.js$/ }, async (args) => {
+      const source = await Bun.file(args.path).text();
+      const patched = source.replace(/return require\(`@libsql\/\$\{target\}`\);/, `return require("@libsql/${target}/index.node");`);
+      if (patched === source) throw new Error("libsql's native require was not found; check scripts/build.ts against the installed libsql");
+      return { contents: patched, loader: "js" };
+    });
+  },
+};
+
+const result = await Bun.build({
+  entrypoints: ["./src/main.ts"],
+  compile: { outfile: "./dist/waitlist" },
+  // STYLE: full --minify renames identifiers Elysia inspects; whitespace and syntax only
+  minify: { whitespace: true, syntax: true, identifiers: false },
+  sourcemap: "none",
+  plugins: [embedLibsqlAddon],
+});
+if (!result.success) {
+  for (const log of result.logs) console.error(log);
+  process.exit(1);
+}
+console.log(`built dist/waitlist for ${target}`);
