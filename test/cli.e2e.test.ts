@@ -1,0 +1,291 @@
+// DESIGN §3 admin commands, end to end: each runs as its own process against the database of a
+// running server, and what it does takes effect on that server's next request.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { existsSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { createClient } from "@libsql/client";
+import { runCli, startServer, type CliResult, type TestServer } from "./support/server";
+
+let s: TestServer;
+beforeAll(async () => {
+  s = await startServer();
+});
+afterAll(() => s.stop());
+
+const uniq = () => Math.random().toString(36).slice(2, 10);
+const username = () => `cli_${uniq()}`;
+const ACCOUNT_KEY = /^wl_acct_[A-Za-z0-9]{32,}$/;
+const UNAUTHORIZED = { statusCode: 401, error: "Unauthorized", message: "Invalid API key" };
+
+/** `--json`: exit 0 and exactly one JSON object on one line of stdout, nothing else. */
+function oneJson(r: CliResult): any {
+  expect(r.code, r.stderr).toBe(0);
+  expect(r.stdout.endsWith("\n")).toBe(true);
+  expect(r.stdout.trimEnd().split("\n")).toHaveLength(1);
+  const value = JSON.parse(r.stdout);
+  expect(value !== null && typeof value === "object" && !Array.isArray(value)).toBe(true);
+  return value;
+}
+
+/** The message line of stderr: the usage text that follows it mentions every flag. */
+const firstLine = (stderr: string) => stderr.split("\n")[0];
+
+function usageError(r: CliResult, names: string) {
+  expect(r.code, r.stderr).toBe(2);
+  expect(r.stdout).toBe("");
+  expect(r.stderr).toContain("usage");
+  expect(firstLine(r.stderr)).toContain(names);
+}
+
+function refused(r: CliResult, names: string) {
+  expect(r.code, r.stderr).toBe(1);
+  expect(r.stdout).toBe("");
+  expect(r.stderr).toContain(names);
+}
+
+const me = (key: string) => s.request("GET", "/api/v1/me", { key });
+
+async function createAccount(...extra: string[]) {
+  const name = username();
+  const out = oneJson(await s.cli("account", "create", "--username", name, "--json", ...extra));
+  return { username: name, id: out.account.id as string, key: out.api_key as string, out };
+}
+
+describe("account create", () => {
+  test("prints exactly {account:{id,username,plan}, api_key} on one line; plan defaults to business", async () => {
+    const name = username();
+    const r = await s.cli("account", "create", "--username", name, "--json");
+    const out = oneJson(r);
+    expect(Object.keys(out).sort()).toEqual(["account", "api_key"]);
+    expect(Object.keys(out.account).sort()).toEqual(["id", "plan", "username"]);
+    expect(out.account.username).toBe(name);
+    expect(out.account.plan).toBe("business");
+    expect(typeof out.account.id).toBe("string");
+    expect(out.account.id.length).toBeGreaterThan(0);
+    expect(out.api_key).toMatch(ACCOUNT_KEY);
+  });
+
+  test("the new key works on the running server's next request, with 10 AI credits by default", async () => {
+    const a = await createAccount();
+    const r = await me(a.key);
+    expect(r.status).toBe(200);
+    expect(r.body.data.account).toEqual({ id: a.id, username: a.username });
+    expect(r.body.data.plan).toEqual({ name: "Business", api_access: true });
+    expect(r.body.data.ai_credits.remaining).toBe(10);
+  });
+
+  test("--ai-credits 3 starts the account with 3 credits; --label L names its key L", async () => {
+    const a = await createAccount("--ai-credits", "3", "--label", "ci deploys");
+    const r = await me(a.key);
+    expect(r.status).toBe(200);
+    expect(r.body.data.ai_credits.remaining).toBe(3);
+    expect(r.body.data.api_key.name).toBe("ci deploys");
+  });
+
+  test("--plan sets the plan printed and served", async () => {
+    const a = await createAccount("--plan", "growth");
+    expect(a.out.account.plan).toBe("growth");
+    expect((await me(a.key)).body.data.plan).toEqual({ name: "Growth", api_access: true });
+  });
+
+  test("DATABASE_URL works in place of --db", async () => {
+    const name = username();
+    const out = oneJson(await runCli(["account", "create", "--username", name, "--json"], { DATABASE_URL: s.dbUrl }));
+    const r = await me(out.api_key);
+    expect(r.status).toBe(200);
+    expect(r.body.data.account.username).toBe(name);
+  });
+});
+
+describe("account set-plan", () => {
+  test("each plan shows its name, API access and waitlist maximum on the very next request", async () => {
+    const a = await createAccount();
+    const expected: [string, { name: string; api_access: boolean }, number | "unlimited"][] = [
+      ["free", { name: "Free", api_access: false }, 1],
+      ["pro", { name: "Pro", api_access: true }, 10],
+      ["launch", { name: "Launch", api_access: false }, 3],
+      ["growth", { name: "Growth", api_access: true }, 25],
+      ["business", { name: "Business", api_access: true }, "unlimited"],
+    ];
+    for (const [plan, shown, max] of expected) {
+      oneJson(await s.cli("account", "set-plan", "--username", a.username, "--plan", plan, "--json"));
+      const r = await me(a.key);
+      expect(r.status, plan).toBe(200);
+      expect(r.body.data.plan, plan).toEqual(shown);
+      expect(r.body.data.waitlists.max, plan).toBe(max);
+    }
+  });
+});
+
+describe("account credits", () => {
+  test("--set 7 makes ai_credits.remaining 7 on a paid plan", async () => {
+    const a = await createAccount("--plan", "growth");
+    oneJson(await s.cli("account", "credits", "--username", a.username, "--set", "7", "--json"));
+    expect((await me(a.key)).body.data.ai_credits.remaining).toBe(7);
+  });
+
+  test("a free account has no AI: remaining is 0 whatever the credits are set to", async () => {
+    const a = await createAccount("--plan", "free");
+    expect((await me(a.key)).body.data.ai_credits.remaining).toBe(0);
+    oneJson(await s.cli("account", "credits", "--username", a.username, "--set", "7", "--json"));
+    expect((await me(a.key)).body.data.ai_credits.remaining).toBe(0);
+  });
+
+  test("moving a paid account to free shows 0 remaining", async () => {
+    const a = await createAccount();
+    oneJson(await s.cli("account", "credits", "--username", a.username, "--set", "7", "--json"));
+    oneJson(await s.cli("account", "set-plan", "--username", a.username, "--plan", "free", "--json"));
+    expect((await me(a.key)).body.data.ai_credits.remaining).toBe(0);
+  });
+});
+
+describe("key create and key revoke", () => {
+  test("key create prints exactly {id, name, api_key} and the key works at once under its label", async () => {
+    const a = await createAccount();
+    const out = oneJson(await s.cli("key", "create", "--username", a.username, "--label", "backup job", "--json"));
+    expect(Object.keys(out).sort()).toEqual(["api_key", "id", "name"]);
+    expect(out.name).toBe("backup job");
+    expect(typeof out.id).toBe("string");
+    expect(out.api_key).toMatch(ACCOUNT_KEY);
+    expect(out.api_key).not.toBe(a.key);
+    const r = await me(out.api_key);
+    expect(r.status).toBe(200);
+    expect(r.body.data.account.username).toBe(a.username);
+    expect(r.body.data.api_key.name).toBe("backup job");
+  });
+
+  test("a revoked key gets the byte-identical 401 of an unknown key; the account's other keys still work", async () => {
+    const a = await createAccount();
+    const extra = oneJson(await s.cli("key", "create", "--username", a.username, "--label", "temp", "--json"));
+    expect((await me(extra.api_key)).status).toBe(200);
+    oneJson(await s.cli("key", "revoke", "--id", extra.id, "--json"));
+    const revoked = await me(extra.api_key);
+    const unknown = await me(`wl_acct_${"x".repeat(43)}`);
+    expect(revoked.status).toBe(401);
+    expect(revoked.body).toEqual(UNAUTHORIZED);
+    expect(unknown.status).toBe(401);
+    expect(revoked.text).toBe(unknown.text);
+    expect((await me(a.key)).status).toBe(200);
+  });
+});
+
+describe("waitlist-key", () => {
+  test("prints exactly {api_key:wl_...}; the key reads its waitlist; running it again replaces the key and the old one gets 401", async () => {
+    const a = await createAccount();
+    const created = await s.request("POST", "/api/v1/waitlists", { key: a.key, body: { name: `Cli ${uniq()}` } });
+    expect(created.status).toBe(201);
+    const wl = created.body.data.waitlist.key as string;
+
+    const first = oneJson(await s.cli("waitlist-key", "--waitlist", wl, "--json"));
+    expect(Object.keys(first)).toEqual(["api_key"]);
+    expect(first.api_key).toMatch(/^wl_[A-Za-z0-9]{32,}$/);
+    const settings = await s.request("GET", `/api/v1/waitlist/${wl}/settings`, { key: first.api_key });
+    expect(settings.status).toBe(200);
+    expect(settings.body.success).toBe(true);
+
+    const second = oneJson(await s.cli("waitlist-key", "--waitlist", wl, "--json"));
+    expect(second.api_key).toMatch(/^wl_[A-Za-z0-9]{32,}$/);
+    expect(second.api_key).not.toBe(first.api_key);
+    expect((await s.request("GET", `/api/v1/waitlist/${wl}/settings`, { key: second.api_key })).status).toBe(200);
+    const old = await s.request("GET", `/api/v1/waitlist/${wl}/settings`, { key: first.api_key });
+    const unknown = await s.request("GET", `/api/v1/waitlist/${wl}/settings`, { key: `wl_${"y".repeat(43)}` });
+    expect(old.status).toBe(401);
+    expect(old.body).toEqual(UNAUTHORIZED);
+    expect(old.text).toBe(unknown.text);
+  });
+});
+
+describe("usage errors exit 2 with usage on stderr and nothing on stdout", () => {
+  test("unknown command, unknown subcommand, missing required flag, unknown flag, bad --plan, negative --ai-credits", async () => {
+    const name = username();
+    const [command, sub, noUsername, noId, unknownFlag, badPlan, negative] = await Promise.all([
+      s.cli("frobnicate", "--json"),
+      s.cli("account", "frobnicate", "--json"),
+      s.cli("account", "create", "--json"),
+      s.cli("key", "revoke", "--json"),
+      s.cli("account", "create", "--username", name, "--colour", "red", "--json"),
+      s.cli("account", "create", "--username", name, "--plan", "platinum", "--json"),
+      s.cli("account", "create", "--username", name, "--ai-credits", "-1", "--json"),
+    ]);
+    usageError(command, "frobnicate");
+    usageError(sub, "frobnicate");
+    usageError(noUsername, "--username");
+    usageError(noId, "--id");
+    usageError(unknownFlag, "--colour");
+    usageError(badPlan, "--plan");
+    usageError(negative, "--ai-credits");
+    // none of the refused creates made the account
+    expect((await s.cli("account", "create", "--username", name, "--json")).code).toBe(0);
+  });
+});
+
+describe("runtime refusals exit 1 with a message on stderr and nothing on stdout", () => {
+  test("a taken username, set-plan for an unknown user, revoking an unknown key id", async () => {
+    const a = await createAccount();
+    const ghost = username();
+    const [duplicate, unknownUser, unknownKey] = await Promise.all([
+      s.cli("account", "create", "--username", a.username, "--json"),
+      s.cli("account", "set-plan", "--username", ghost, "--plan", "pro", "--json"),
+      s.cli("key", "revoke", "--id", "key_doesnotexist", "--json"),
+    ]);
+    refused(duplicate, a.username);
+    refused(unknownUser, ghost);
+    refused(unknownKey, "key_doesnotexist");
+    // the refused duplicate left the original account and key alone
+    const r = await me(a.key);
+    expect(r.status).toBe(200);
+    expect(r.body.data.plan.name).toBe("Business");
+  });
+});
+
+describe("backup", () => {
+  test("while the server runs, writes a valid SQLite file with the accounts and prints {backup, bytes}; the same path again exits 1", async () => {
+    const a = await createAccount();
+    const b = await createAccount("--plan", "free");
+    const file = join(s.dir, "backups", `snapshot-${uniq()}.db`);
+    const out = oneJson(await s.cli("backup", "--to", file, "--json"));
+    expect(out).toEqual({ backup: file, bytes: statSync(file).size });
+    expect(out.bytes).toBeGreaterThan(0);
+
+    const copy = createClient({ url: `file:${file}` });
+    try {
+      const rows = await copy.execute({ sql: "SELECT username, plan FROM accounts WHERE username IN (?, ?) ORDER BY plan", args: [a.username, b.username] });
+      expect(rows.rows.map((row) => ({ username: row.username, plan: row.plan }))).toEqual([
+        { username: a.username, plan: "business" },
+        { username: b.username, plan: "free" },
+      ]);
+    } finally {
+      copy.close();
+    }
+
+    const again = await s.cli("backup", "--to", file, "--json");
+    refused(again, file);
+    expect(statSync(file).size).toBe(out.bytes);
+    // the server kept serving throughout
+    expect((await me(a.key)).status).toBe(200);
+  });
+});
+
+describe("--json keeps logs off stdout", () => {
+  test("at LOG_LEVEL=debug every admin command prints only its one JSON object on stdout", async () => {
+    const env = { LOG_LEVEL: "debug", DATABASE_URL: s.dbUrl };
+    const name = username();
+    const run = (...args: string[]) => runCli([...args, "--json"], env);
+    const results: Record<string, any> = {};
+    results.create = oneJson(await run("account", "create", "--username", name));
+    results.setPlan = oneJson(await run("account", "set-plan", "--username", name, "--plan", "growth"));
+    results.credits = oneJson(await run("account", "credits", "--username", name, "--set", "4"));
+    results.key = oneJson(await run("key", "create", "--username", name, "--label", "logs"));
+    results.revoke = oneJson(await run("key", "revoke", "--id", results.key.id));
+    const wl = await s.request("POST", "/api/v1/waitlists", { key: results.create.api_key, body: { name: `Logs ${uniq()}` } });
+    expect(wl.status).toBe(201);
+    results.waitlistKey = oneJson(await run("waitlist-key", "--waitlist", wl.body.data.waitlist.key));
+    const file = join(s.dir, "backups", `logs-${uniq()}.db`);
+    results.backup = oneJson(await run("backup", "--to", file));
+    expect(existsSync(file)).toBe(true);
+    for (const [command, value] of Object.entries(results)) {
+      expect(value, command).not.toHaveProperty("level");
+      expect(value, command).not.toHaveProperty("msg");
+    }
+  });
+});
