@@ -8,6 +8,9 @@ import { requestLog } from "./http/request-log";
 import { apiGuard } from "./http/api";
 import { accountRoutes } from "./account/routes";
 import { waitlistRoutes } from "./waitlists/routes";
+import { subscriberRoutes } from "./subscribers/routes";
+import { tagRoutes } from "./tags/routes";
+import { analyticsRoutes } from "./analytics/routes";
 import { apiDocs } from "./docs/openapi";
 
 export interface AppDeps {
@@ -38,6 +41,9 @@ export function buildApp(deps: AppDeps) {
     )
     .use(accountRoutes({ db, api }))
     .use(waitlistRoutes({ db, config: deps.config, api }))
+    .use(subscriberRoutes({ db, config: deps.config, api }))
+    .use(tagRoutes({ db, config: deps.config, api }))
+    .use(analyticsRoutes({ db, config: deps.config, api }))
     .use(apiDocs()) as unknown as Elysia;
   return app;
 }

@@ -58,6 +58,8 @@ export const waitlists = sqliteTable(
     customDomain: text("custom_domain").unique(),
     /** Counters kept in the same transaction as the change they count. */
     subscribersCount: integer("subscribers_count").notNull().default(0),
+    /** Confirmation sequence: the next confirmed subscriber takes last_seq + 1 (rank tie-break). */
+    lastSeq: integer("last_seq").notNull().default(0),
     viewsCount: integer("views_count").notNull().default(0),
     createdAt: integer("created_at").notNull(),
     updatedAt: integer("updated_at").notNull(),
@@ -84,4 +86,137 @@ export const jobLeases = sqliteTable("job_leases", {
   name: text("name").primaryKey(),
   holder: text("holder").notNull(),
   expiresAt: integer("expires_at").notNull(),
+});
+
+export const SUBSCRIBER_STATUSES = ["pending", "confirmed"] as const;
+export const DELIVERABILITY = ["unconfirmed", "confirmed", "risky", "unknown"] as const;
+
+export const subscribers = sqliteTable(
+  "subscribers",
+  {
+    id: text("id").primaryKey(),
+    waitlistId: text("waitlist_id").notNull().references(() => waitlists.id, { onDelete: "cascade" }),
+    email: text("email").notNull(),
+    name: text("name"),
+    phone: text("phone"),
+    status: text("status", { enum: SUBSCRIBER_STATUSES }).notNull(),
+    deliverability: text("deliverability", { enum: DELIVERABILITY }).notNull(),
+    points: integer("points").notNull().default(0),
+    /** Order of confirmation within the waitlist; null while pending. */
+    seq: integer("seq"),
+    referralCode: text("referral_code").notNull().unique(),
+    signUpToken: text("sign_up_token").notNull().unique(),
+    confirmToken: text("confirm_token").unique(),
+    referredBy: text("referred_by"),
+    referrerId: text("referrer_id"),
+    referralCount: integer("referral_count").notNull().default(0),
+    metadata: text("metadata").notNull().default("{}"),
+    referringDomain: text("referring_domain"),
+    ipAddress: text("ip_address"),
+    fingerprint: text("fingerprint"),
+    country: text("country"),
+    city: text("city"),
+    timezone: text("timezone"),
+    joinedWith: text("joined_with").notNull(),
+    joinedAt: integer("joined_at").notNull(),
+    confirmedAt: integer("confirmed_at"),
+    updatedAt: integer("updated_at").notNull(),
+  },
+  (t) => [
+    uniqueIndex("subscribers_waitlist_email_idx").on(t.waitlistId, t.email),
+    // rank order (points desc, seq asc); also counts the rows of one points value below a seq
+    index("subscribers_rank_idx").on(t.waitlistId, sql`${t.points} DESC`, t.seq),
+    index("subscribers_joined_idx").on(t.waitlistId, t.joinedAt),
+    index("subscribers_referrals_idx").on(t.waitlistId, t.referralCount),
+    index("subscribers_ip_idx").on(t.waitlistId, t.ipAddress, t.joinedAt),
+    index("subscribers_fingerprint_idx").on(t.waitlistId, t.fingerprint),
+    index("subscribers_referrer_idx").on(t.referrerId),
+    index("subscribers_pending_idx").on(t.waitlistId, t.joinedAt).where(sql`${t.seq} IS NULL`),
+  ],
+);
+
+/**
+ * The order-statistic structure behind positions (DESIGN §7): confirmed subscribers counted per
+ * points value (level 63, bucket 0), and per points value and block of confirmation sequence
+ * (level 16: seq >> 16, level 8: seq >> 8). Updated in the same transaction as every change.
+ */
+export const rankCounts = sqliteTable(
+  "rank_counts",
+  {
+    waitlistId: text("waitlist_id").notNull().references(() => waitlists.id, { onDelete: "cascade" }),
+    level: integer("level").notNull(),
+    points: integer("points").notNull(),
+    bucket: integer("bucket").notNull(),
+    count: integer("count").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.waitlistId, t.level, t.points, t.bucket] })],
+);
+
+/** One row per referred sign-up: credited, or withheld with the fraud reason (DESIGN §4). */
+export const referrals = sqliteTable(
+  "referrals",
+  {
+    id: text("id").primaryKey(),
+    waitlistId: text("waitlist_id").notNull().references(() => waitlists.id, { onDelete: "cascade" }),
+    referrerId: text("referrer_id").notNull().references(() => subscribers.id, { onDelete: "cascade" }),
+    refereeId: text("referee_id").notNull().unique().references(() => subscribers.id, { onDelete: "cascade" }),
+    credited: integer("credited", { mode: "boolean" }).notNull(),
+    reason: text("reason"),
+    /** Points given to the referrer, taken back exactly when the referee is deleted. */
+    points: integer("points").notNull(),
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [index("referrals_referrer_idx").on(t.referrerId, t.createdAt)],
+);
+
+export const TAG_COLORS = ["gray", "red", "orange", "yellow", "green", "teal", "blue", "indigo", "purple", "pink"] as const;
+
+export const tags = sqliteTable(
+  "tags",
+  {
+    id: text("id").primaryKey(),
+    waitlistId: text("waitlist_id").notNull().references(() => waitlists.id, { onDelete: "cascade" }),
+    name: text("name").notNull(),
+    color: text("color", { enum: TAG_COLORS }).notNull(),
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [uniqueIndex("tags_waitlist_name_idx").on(t.waitlistId, sql`lower(${t.name})`)],
+);
+
+export const subscriberTags = sqliteTable(
+  "subscriber_tags",
+  {
+    subscriberId: text("subscriber_id").notNull().references(() => subscribers.id, { onDelete: "cascade" }),
+    tagId: text("tag_id").notNull().references(() => tags.id, { onDelete: "cascade" }),
+  },
+  (t) => [primaryKey({ columns: [t.subscriberId, t.tagId] }), index("subscriber_tags_tag_idx").on(t.tagId)],
+);
+
+/** A visitor's view is counted once per 24 h (DESIGN §4 Analytics); expired rows are pruned by cron. */
+export const viewDedupe = sqliteTable(
+  "view_dedupe",
+  {
+    waitlistId: text("waitlist_id").notNull().references(() => waitlists.id, { onDelete: "cascade" }),
+    visitor: text("visitor").notNull(),
+    expiresAt: integer("expires_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.waitlistId, t.visitor] }), index("view_dedupe_expires_idx").on(t.expiresAt)],
+);
+
+/** Daily counters (UTC dates) for the dashboard chart: confirmed sign-ups and counted views. */
+export const dailyStats = sqliteTable(
+  "daily_stats",
+  {
+    waitlistId: text("waitlist_id").notNull().references(() => waitlists.id, { onDelete: "cascade" }),
+    date: text("date").notNull(),
+    signUps: integer("sign_ups").notNull().default(0),
+    views: integer("views").notNull().default(0),
+  },
+  (t) => [primaryKey({ columns: [t.waitlistId, t.date] })],
+);
+
+/** Instance-wide secrets and settings kept in the database so every instance agrees. */
+export const meta = sqliteTable("meta", {
+  key: text("key").primaryKey(),
+  value: text("value").notNull(),
 });

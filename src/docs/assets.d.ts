@@ -7,3 +7,7 @@ declare module "swagger-ui-dist/swagger-ui.css" {
   const text: string;
   export default text;
 }
+declare module "*.mmdb" {
+  const path: string;
+  export default path;
+}

@@ -46,6 +46,9 @@ export function apiDocs() {
           tags: [
             { name: "Account", description: "The account behind a key" },
             { name: "Waitlists", description: "Create and list waitlists (account key only)" },
+            { name: "Subscribers", description: "Sign-ups and subscriber data" },
+            { name: "Tags", description: "Labels on subscribers (extension)" },
+            { name: "Analytics", description: "Views and counters" },
             { name: "Settings", description: "Per-waitlist settings and keys (extension)" },
             { name: "Operations", description: "Health" },
           ],

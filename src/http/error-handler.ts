@@ -58,6 +58,7 @@ export function errorHandler(deps: { log: Logger; routes: () => RouteEntry[] }) 
         path,
         code: String(code),
         error: error instanceof Error ? error.message : String(error),
+        cause: error instanceof Error && error.cause instanceof Error ? error.cause.message : undefined,
         stack: error instanceof Error ? error.stack : undefined,
       });
     }

@@ -4,6 +4,7 @@ import { now, token } from "../clock";
 import type { Db } from "../db/client";
 import type { Logger } from "../log";
 import { pruneRateLimits } from "../http/rate-limit";
+import { pruneViewDedupe } from "../analytics/service";
 
 interface Job {
   name: string;
@@ -16,6 +17,8 @@ const HOUR = 3_600_000;
 export const JOBS: Job[] = [
   // rate-limit windows are kept for an hour (DESIGN §1)
   { name: "prune-rate-limits", schedule: "17 * * * * *", run: (db) => db.$client.execute(pruneRateLimits(now() - HOUR)) },
+  // view dedupe rows live 24 h from the first counted view (DESIGN §4)
+  { name: "prune-view-dedupe", schedule: "37 */5 * * * *", run: (db) => pruneViewDedupe(db) },
 ];
 
 /** True when this instance holds (or just took) the job's lease. */

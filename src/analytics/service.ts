@@ -1,0 +1,68 @@
+// Page views (DESIGN §4 Analytics): one per visitor per 24 h; a visitor without an id is a salted daily hash of IP and UA.
+import { createHmac } from "node:crypto";
+import { sql } from "drizzle-orm";
+import { now, sha256Hex, token } from "../clock";
+import type { Db } from "../db/client";
+import type { Waitlist } from "../http/api";
+import { badRequest } from "../http/errors";
+
+export const DEDUPE_MS = 24 * 3_600_000;
+export const DAILY_MAX_DAYS = 365;
+
+const dayOf = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+
+let secret: Promise<string> | null = null;
+
+/** The instance-wide secret behind the daily salt, kept in the database so every instance agrees. */
+function saltSecret(db: Db): Promise<string> {
+  secret ??= (async () => {
+    await db.run(sql`INSERT INTO meta (key, value) VALUES ('view_salt_secret', ${token(43)}) ON CONFLICT (key) DO NOTHING`);
+    const row = (await db.all<{ value: string }>(sql`SELECT value FROM meta WHERE key = 'view_salt_secret'`))[0];
+    return row!.value;
+  })().catch((err) => {
+    secret = null;
+    throw err;
+  });
+  return secret;
+}
+
+/** A visitor key: the client's id, or a hash of IP and User-Agent under a salt that changes every UTC day (no raw IP kept). */
+export async function visitorKey(db: Db, visitorId: string | null | undefined, ip: string, userAgent: string, at = now()): Promise<string> {
+  if (visitorId) return `id:${visitorId}`;
+  const salt = createHmac("sha256", await saltSecret(db)).update(dayOf(at)).digest("hex");
+  return `h:${sha256Hex(`${salt}|${ip}|${userAgent}`)}`;
+}
+
+/**
+ * Counts a view unless the visitor was counted in the last 24 h, in one transaction; the counters
+ * move only when the dedupe row was inserted or renewed (changes() of the statement before).
+ */
+export async function logView(db: Db, waitlistId: string, visitor: string, at = now()): Promise<boolean> {
+  const [upsert] = await db.batch([
+    db.run(sql`INSERT INTO view_dedupe (waitlist_id, visitor, expires_at) VALUES (${waitlistId}, ${visitor}, ${at + DEDUPE_MS})
+      ON CONFLICT (waitlist_id, visitor) DO UPDATE SET expires_at = excluded.expires_at WHERE view_dedupe.expires_at <= ${at}`),
+    db.run(sql`UPDATE waitlists SET views_count = views_count + 1 WHERE id = ${waitlistId} AND changes() = 1`),
+    db.run(sql`INSERT INTO daily_stats (waitlist_id, date, sign_ups, views)
+      SELECT ${waitlistId}, ${dayOf(at)}, 0, 1 WHERE changes() = 1
+      ON CONFLICT (waitlist_id, date) DO UPDATE SET views = views + 1`),
+  ]);
+  return upsert.rowsAffected === 1;
+}
+
+export const pruneViewDedupe = (db: Db, at = now()) => db.run(sql`DELETE FROM view_dedupe WHERE expires_at <= ${at}`);
+
+export function stats(waitlist: Waitlist) {
+  return { subscribers_total: waitlist.subscribersCount, views_total: waitlist.viewsCount, referral_program_enabled: waitlist.referralEnabled };
+}
+
+/** DESIGN §9: the last `days` UTC dates, oldest first, zero-filled. */
+export async function dailyStats(db: Db, waitlistId: string, rawDays: string | undefined, at = now()) {
+  const days = rawDays === undefined ? 30 : /^\d{1,3}$/.test(rawDays) ? Number(rawDays) : NaN;
+  if (!(days >= 1 && days <= DAILY_MAX_DAYS)) throw badRequest(`days must be an integer from 1 to ${DAILY_MAX_DAYS}`);
+  const dates = Array.from({ length: days }, (_, i) => dayOf(at - (days - 1 - i) * 86_400_000));
+  const rows = await db.all<{ date: string; sign_ups: number; views: number }>(
+    sql`SELECT date, sign_ups, views FROM daily_stats WHERE waitlist_id = ${waitlistId} AND date >= ${dates[0]} AND date <= ${dates[days - 1]}`,
+  );
+  const byDate = new Map(rows.map((r) => [r.date, r]));
+  return dates.map((date) => ({ date, sign_ups: Number(byDate.get(date)?.sign_ups ?? 0), views: Number(byDate.get(date)?.views ?? 0) }));
+}

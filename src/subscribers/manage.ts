@@ -1,0 +1,84 @@
+// Changing subscribers: PUT (merge, re-rank at once) and DELETE (compact positions, take referral credit back).
+import { sql } from "drizzle-orm";
+import { now } from "../clock";
+import type { Db } from "../db/client";
+import type { Waitlist } from "../http/api";
+import { AppError, badRequest, notFound } from "../http/errors";
+import { checkCustomFields } from "./metadata";
+import type { UpdateInput } from "./model";
+import { findSubscriber } from "./query";
+import { rankChange } from "./rank";
+import { thankYouUrl } from "./view";
+
+const clean = (v: string | null) => (v?.trim() ? v.trim() : null);
+
+export async function updateSubscriber(db: Db, waitlist: Waitlist, idOrEmail: string, input: UpdateInput, baseUrl: string) {
+  if (!input || Object.keys(input).length === 0) throw badRequest("Provide at least one field to update: name, phone, points or metadata");
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const row = await findSubscriber(db, waitlist.id, idOrEmail);
+    const pending = row.seq === null;
+    if (input.points !== undefined && pending) throw new AppError("conflict", "Points can be set once the subscriber has confirmed their email");
+    let metadata = row.metadata;
+    if (input.metadata !== undefined) {
+      // spec: merged into existing metadata; a null value removes the key
+      const merged: Record<string, unknown> = JSON.parse(row.metadata);
+      for (const [k, v] of Object.entries(input.metadata)) {
+        if (v === null) delete merged[k];
+        else merged[k] = v;
+      }
+      metadata = checkCustomFields(merged);
+    }
+    const at = now();
+    const set = sql`updated_at = ${at}, metadata = ${metadata}
+      ${input.name !== undefined ? sql`, name = ${clean(input.name)}` : sql``}
+      ${input.phone !== undefined ? sql`, phone = ${clean(input.phone)}` : sql``}
+      ${input.points !== undefined ? sql`, points = ${input.points}` : sql``}`;
+    // the metadata read above guards the write: a concurrent merge makes this one re-read and retry
+    const guard = sql`id = ${row.id} AND metadata = ${row.metadata}`;
+    const stillSame = sql`EXISTS (SELECT 1 FROM subscribers WHERE ${guard})`;
+    const results = await db.batch([
+      db.run(rankChange(row.id, -1, stillSame)),
+      db.all<{ id: string }>(sql`UPDATE subscribers SET ${set} WHERE ${guard} RETURNING id`),
+      // changes(): the UPDATE just before took effect
+      db.run(rankChange(row.id, 1, sql`changes() = 1`)),
+      db.all<{ name: string | null; phone: string | null; points: number; metadata: string }>(
+        sql`SELECT name, phone, points, metadata FROM subscribers WHERE id = ${row.id}`,
+      ),
+    ]);
+    if ((results[1] as { id: string }[]).length === 0) continue;
+    const updated = (results[3] as { name: string | null; phone: string | null; points: number; metadata: string }[])[0];
+    return {
+      id: row.id,
+      email: row.email,
+      name: updated.name,
+      phone: updated.phone,
+      ...(pending ? {} : { points: Number(updated.points), sign_up_token: row.sign_up_token, thank_you_url: thankYouUrl(baseUrl, row.sign_up_token) }),
+      updated_at: at,
+      metadata: JSON.parse(updated.metadata) as Record<string, unknown>,
+    };
+  }
+  throw new AppError("conflict", "The subscriber is being changed by another request; try again");
+}
+
+/**
+ * Deletes in one transaction: the referrer loses this referral's points and one referral_count,
+ * the subscriber leaves the rank counters and the total, and positions behind it close up at once.
+ */
+export async function deleteSubscriber(db: Db, waitlist: Waitlist, idOrEmail: string) {
+  const row = await findSubscriber(db, waitlist.id, idOrEmail);
+  const credit = sql`(SELECT referrer_id FROM referrals WHERE referee_id = ${row.id} AND credited = 1)`;
+  const hasCredit = sql`EXISTS (SELECT 1 FROM referrals WHERE referee_id = ${row.id} AND credited = 1)`;
+  const results = await db.batch([
+    db.run(rankChange(credit, -1, hasCredit)),
+    db.run(sql`UPDATE subscribers SET points = points - (SELECT points FROM referrals WHERE referee_id = ${row.id}),
+      referral_count = referral_count - 1, updated_at = ${now()} WHERE id = ${credit}`),
+    db.run(rankChange(credit, 1, hasCredit)),
+    db.run(rankChange(row.id, -1)),
+    db.run(sql`UPDATE waitlists SET subscribers_count = subscribers_count - 1
+      WHERE id = ${waitlist.id} AND EXISTS (SELECT 1 FROM subscribers WHERE id = ${row.id} AND seq IS NOT NULL)`),
+    db.run(sql`UPDATE subscribers SET referrer_id = NULL WHERE referrer_id = ${row.id}`),
+    db.all<{ id: string }>(sql`DELETE FROM subscribers WHERE id = ${row.id} RETURNING id`),
+  ]);
+  if ((results[results.length - 1] as { id: string }[]).length === 0) throw notFound("Subscriber not found");
+  return { success: true, message: "Subscriber deleted" };
+}

@@ -1,0 +1,46 @@
+// Sign-up metadata: the reserved keys of the spec split from the custom fields, with the caps of DESIGN §5.
+import { isIP } from "node:net";
+import { badRequest } from "../http/errors";
+import { METADATA_MAX_BYTES, METADATA_MAX_KEYS } from "./model";
+
+const KEY_MAX = 100;
+
+export interface Reserved {
+  referredBy: string | null;
+  referringDomain: string | null;
+  clientIp: string | null;
+  fingerprint: string | null;
+}
+
+function reservedString(value: unknown, field: string, max: number): string | null {
+  if (value === undefined || value === null) return null;
+  if (typeof value !== "string") throw badRequest(`metadata.${field} must be a string`);
+  const v = value.trim();
+  if (v.length > max) throw badRequest(`metadata.${field} must be at most ${max} characters`);
+  return v || null;
+}
+
+/** Checks the caps on the custom fields that will be stored (keys count, key length, serialized size). */
+export function checkCustomFields(fields: Record<string, unknown>): string {
+  const keys = Object.keys(fields);
+  if (keys.length > METADATA_MAX_KEYS) throw badRequest(`metadata must have at most ${METADATA_MAX_KEYS} keys`);
+  const long = keys.find((k) => k.length > KEY_MAX || k.length === 0);
+  if (long !== undefined) throw badRequest(`metadata keys must be 1 to ${KEY_MAX} characters`);
+  const json = JSON.stringify(fields);
+  if (new TextEncoder().encode(json).length > METADATA_MAX_BYTES) throw badRequest(`metadata must be at most ${METADATA_MAX_BYTES} bytes as JSON`);
+  return json;
+}
+
+/** spec: reserved metadata keys on sign-up; every other key is a custom field. */
+export function splitMetadata(metadata: Record<string, unknown> | undefined): { reserved: Reserved; custom: string } {
+  const { referred_by, referring_domain, client_ip, fingerprint, ...custom } = metadata ?? {};
+  const clientIp = reservedString(client_ip, "client_ip", 15);
+  if (clientIp !== null && isIP(clientIp) !== 4) throw badRequest("metadata.client_ip must be a valid IPv4 address");
+  const reserved: Reserved = {
+    referredBy: reservedString(referred_by, "referred_by", 64),
+    referringDomain: reservedString(referring_domain, "referring_domain", 253),
+    clientIp,
+    fingerprint: reservedString(fingerprint, "fingerprint", 200),
+  };
+  return { reserved, custom: checkCustomFields(custom) };
+}

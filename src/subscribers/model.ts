@@ -1,0 +1,113 @@
+// TypeBox models of the subscriber endpoints (spec: Subscriber, Subscribers endpoints; DESIGN §5 caps).
+import { t } from "elysia";
+import { EMAIL_MAX } from "./email";
+
+export const NAME_MAX = 200;
+export const PHONE_MAX = 200;
+export const METADATA_MAX_BYTES = 16 * 1024;
+export const METADATA_MAX_KEYS = 50;
+export const POINTS_LIMIT = 1_000_000_000;
+
+export const SignUpBody = t.Object(
+  {
+    email: t.String({ maxLength: EMAIL_MAX, description: "Trimmed and lowercased; one subscriber per email per waitlist" }),
+    name: t.Optional(t.Union([t.String({ maxLength: NAME_MAX }), t.Null()])),
+    phone: t.Optional(t.Union([t.String({ maxLength: PHONE_MAX }), t.Null()])),
+    metadata: t.Optional(
+      t.Record(t.String(), t.Any(), {
+        description:
+          "Custom fields (max 50 keys, 16 KB). Reserved: referred_by (referrer's code), referring_domain, client_ip (end user's IPv4), fingerprint",
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type SignUpInput = typeof SignUpBody.static;
+
+export const SignUpResponse = t.Object({
+  success: t.Boolean(),
+  is_new_sign_up: t.Boolean(),
+  is_pending_confirmation: t.Boolean(),
+  message: t.String(),
+  position: t.Optional(t.Number()),
+  inflated_position: t.Optional(t.Number()),
+  points: t.Optional(t.Number()),
+  referral_code: t.Optional(t.String()),
+  sign_up_token: t.Optional(t.String()),
+  redirect_url: t.String(),
+});
+
+const Tag = t.Object({ id: t.String(), name: t.String(), color: t.String() });
+const nullableString = t.Union([t.String(), t.Null()]);
+
+export const Subscriber = t.Object({
+  id: t.String(),
+  email: t.String(),
+  deliverability: t.String({ description: "unconfirmed, confirmed, risky or unknown" }),
+  name: nullableString,
+  phone: nullableString,
+  position: t.Optional(t.Number({ description: "Absent while pending confirmation" })),
+  inflated_position: t.Optional(t.Number()),
+  points: t.Optional(t.Number()),
+  referral_code: t.Optional(t.String()),
+  referred_by: nullableString,
+  referral_count: t.Number(),
+  sign_up_token: t.Optional(t.String()),
+  thank_you_url: t.Optional(t.String()),
+  metadata: t.Record(t.String(), t.Any()),
+  tags: t.Array(Tag),
+  referring_domain: nullableString,
+  ip_address: nullableString,
+  country: nullableString,
+  city: nullableString,
+  timezone: nullableString,
+  joined_with: t.String(),
+  joined_at: t.Number(),
+});
+
+export const SubscriberResponse = t.Object({ success: t.Boolean(), data: t.Object({ subscriber: Subscriber }) });
+
+export const ListQuery = t.Object({
+  page: t.Optional(t.String({ description: "Integer >= 1; default 1" })),
+  limit: t.Optional(t.String({ description: "Integer 1 to 100; default 20" })),
+  sort_by: t.Optional(t.Union([t.Literal("position"), t.Literal("points"), t.Literal("date"), t.Literal("referral_count"), t.Literal("email")])),
+  sort_dir: t.Optional(t.Union([t.Literal("asc"), t.Literal("desc")])),
+  tag: t.Optional(t.String({ description: "Tag name (case-insensitive) or id" })),
+  q: t.Optional(t.String({ maxLength: 254, description: "Search: part of the email or name" })),
+});
+
+export const ListResponse = t.Object({
+  success: t.Boolean(),
+  data: t.Object({ subscribers: t.Array(Subscriber), total: t.Number(), page: t.Number(), limit: t.Number(), pages: t.Number() }),
+});
+
+export const UpdateBody = t.Object(
+  {
+    name: t.Optional(t.Union([t.String({ maxLength: NAME_MAX }), t.Null()])),
+    phone: t.Optional(t.Union([t.String({ maxLength: PHONE_MAX }), t.Null()])),
+    points: t.Optional(t.Integer({ minimum: -POINTS_LIMIT, maximum: POINTS_LIMIT })),
+    metadata: t.Optional(t.Record(t.String(), t.Any(), { description: "Merged into the existing metadata; a null value removes the key" })),
+  },
+  { additionalProperties: false },
+);
+export type UpdateInput = typeof UpdateBody.static;
+
+export const UpdateResponse = t.Object({
+  success: t.Boolean(),
+  message: t.String(),
+  data: t.Object({
+    subscriber: t.Object({
+      id: t.String(),
+      email: t.String(),
+      name: nullableString,
+      phone: nullableString,
+      points: t.Optional(t.Number({ description: "Absent while pending confirmation" })),
+      sign_up_token: t.Optional(t.String()),
+      thank_you_url: t.Optional(t.String()),
+      updated_at: t.Number(),
+      metadata: t.Record(t.String(), t.Any()),
+    }),
+  }),
+});
+
+export const MessageResponse = t.Object({ success: t.Boolean(), message: t.String() });

@@ -1,0 +1,142 @@
+// Reading subscribers: one by id or email, and the paginated, sorted, filtered list (spec: GET .../subscribers).
+import { sql, type SQL } from "drizzle-orm";
+import type { Db } from "../db/client";
+import type { Waitlist } from "../http/api";
+import { badRequest, notFound } from "../http/errors";
+import { normalizeEmail } from "./email";
+import { keyAtRank } from "./rank";
+import { selectPage, selectSubscribers, subscriberView, type SubscriberRow } from "./view";
+
+/** `{idOrEmail}`: an email when it contains "@", else an id; always within the path's waitlist. */
+export function subscriberRef(waitlistId: string, idOrEmail: string): SQL {
+  const ref = idOrEmail.trim();
+  if (!ref) throw badRequest("Missing subscriber id or email");
+  return ref.includes("@") ? sql`s.waitlist_id = ${waitlistId} AND s.email = ${normalizeEmail(ref)}` : sql`s.waitlist_id = ${waitlistId} AND s.id = ${ref}`;
+}
+
+export async function findSubscriber(db: Db, waitlistId: string, idOrEmail: string): Promise<SubscriberRow> {
+  const [row] = await selectSubscribers(db, subscriberRef(waitlistId, idOrEmail));
+  if (!row) throw notFound("Subscriber not found");
+  return row;
+}
+
+export async function getSubscriber(db: Db, waitlist: Waitlist, idOrEmail: string, baseUrl: string) {
+  return subscriberView(await findSubscriber(db, waitlist.id, idOrEmail), waitlist, baseUrl);
+}
+
+export const SORTS = ["position", "points", "date", "referral_count", "email"] as const;
+export type Sort = (typeof SORTS)[number];
+
+export interface ListParams {
+  page?: string;
+  limit?: string;
+  sort_by?: Sort;
+  sort_dir?: "asc" | "desc";
+  tag?: string;
+  q?: string;
+}
+
+/** DESIGN §4: list parameters are strict; nothing is clamped or defaulted silently. */
+function wholeNumber(raw: string | undefined, name: string, fallback: number, min: number, max: number): number {
+  if (raw === undefined) return fallback;
+  const n = /^\d{1,9}$/.test(raw) ? Number(raw) : NaN;
+  if (!(n >= min && n <= max)) throw badRequest(max === 1e9 ? `${name} must be an integer of at least ${min}` : `${name} must be an integer from ${min} to ${max}`);
+  return n;
+}
+
+/** Order clauses on alias `s`; pending subscribers (no position) always come after the ranked ones. */
+function orderOf(sort: Sort, dir: "asc" | "desc"): SQL {
+  const d = sql.raw(dir.toUpperCase());
+  const reverse = sql.raw(dir === "asc" ? "DESC" : "ASC");
+  switch (sort) {
+    case "position":
+      return sql`(s.seq IS NULL), s.points ${reverse}, s.seq ${d}, s.joined_at ASC, s.id ASC`;
+    case "points":
+      return sql`(s.seq IS NULL), s.points ${d}, s.seq ASC, s.joined_at ASC, s.id ASC`;
+    case "date":
+      return sql`s.joined_at ${d}, s.id ${d}`;
+    case "referral_count":
+      return sql`s.referral_count ${d}, s.joined_at ASC, s.id ASC`;
+    case "email":
+      return sql`s.email ${d}, s.id ${d}`;
+  }
+}
+
+async function tagFilter(db: Db, waitlistId: string, tag: string): Promise<SQL> {
+  const all = await db.all<{ id: string; name: string }>(sql`SELECT id, name FROM tags WHERE waitlist_id = ${waitlistId} ORDER BY lower(name)`);
+  const wanted = tag.trim().toLowerCase();
+  const found = all.find((t) => t.id === tag.trim() || t.name.toLowerCase() === wanted);
+  if (!found) {
+    const names = all.map((t) => t.name);
+    throw badRequest(`Unknown tag "${tag}". ${names.length ? `This waitlist's tags: ${names.join(", ")}` : "This waitlist has no tags"}`);
+  }
+  return sql`EXISTS (SELECT 1 FROM subscriber_tags st WHERE st.subscriber_id = s.id AND st.tag_id = ${found.id})`;
+}
+
+const likePattern = (q: string) => `%${q.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+
+export async function listSubscribers(db: Db, waitlist: Waitlist, params: ListParams, baseUrl: string) {
+  const page = wholeNumber(params.page, "page", 1, 1, 1e9);
+  const limit = wholeNumber(params.limit, "limit", 20, 1, 100);
+  const sort = params.sort_by ?? "date";
+  const dir = params.sort_dir ?? "desc";
+  const offset = (page - 1) * limit;
+
+  const filters: SQL[] = [sql`s.waitlist_id = ${waitlist.id}`];
+  if (params.tag !== undefined) filters.push(await tagFilter(db, waitlist.id, params.tag));
+  const q = params.q?.trim();
+  if (q) filters.push(sql`(s.email LIKE ${likePattern(q)} ESCAPE '\\' OR lower(s.name) LIKE ${likePattern(q)} ESCAPE '\\')`);
+  const where = sql.join(filters, sql` AND `);
+
+  let total: number;
+  let rows: SubscriberRow[];
+  if (filters.length === 1) {
+    const [{ confirmed, pending }] = await db.all<{ confirmed: number; pending: number }>(sql`SELECT
+      (SELECT subscribers_count FROM waitlists WHERE id = ${waitlist.id}) AS confirmed,
+      (SELECT count(*) FROM subscribers WHERE waitlist_id = ${waitlist.id} AND seq IS NULL) AS pending`);
+    total = Number(confirmed) + Number(pending);
+    rows = sort === "position" ? await rankedPage(db, waitlist.id, Number(confirmed), dir, offset, limit) : [];
+  } else {
+    const [{ n }] = await db.all<{ n: number }>(sql`SELECT count(*) AS n FROM subscribers s WHERE ${where}`);
+    total = Number(n);
+  }
+  if (!(filters.length === 1 && sort === "position")) {
+    const order = orderOf(sort, dir);
+    rows = offset < total ? await selectPage(db, sql`SELECT * FROM subscribers s WHERE ${where} ORDER BY ${order} LIMIT ${limit} OFFSET ${offset}`, order) : [];
+  }
+  return {
+    subscribers: rows!.map((r) => subscriberView(r, waitlist, baseUrl)),
+    total,
+    page,
+    limit,
+    pages: Math.ceil(total / limit),
+  };
+}
+
+/**
+ * The unfiltered list by position: the page's first ranked row is found through the rank counters
+ * (DESIGN §7), then read by index from there; pending subscribers follow the ranked ones.
+ */
+async function rankedPage(db: Db, waitlistId: string, confirmed: number, dir: "asc" | "desc", offset: number, limit: number): Promise<SubscriberRow[]> {
+  const order = orderOf("position", dir);
+  let ranked: SubscriberRow[] = [];
+  if (offset < confirmed) {
+    const start = await keyAtRank(db, waitlistId, dir === "asc" ? offset : confirmed - 1 - offset);
+    if (start) {
+      const page =
+        dir === "asc"
+          ? sql`SELECT * FROM (SELECT * FROM subscribers WHERE waitlist_id = ${waitlistId} AND points = ${start.points} AND seq >= ${start.seq} ORDER BY seq ASC LIMIT ${limit})
+                UNION ALL SELECT * FROM (SELECT * FROM subscribers WHERE waitlist_id = ${waitlistId} AND points < ${start.points} AND seq IS NOT NULL ORDER BY points DESC, seq ASC LIMIT ${limit})`
+          : sql`SELECT * FROM (SELECT * FROM subscribers WHERE waitlist_id = ${waitlistId} AND points = ${start.points} AND seq <= ${start.seq} ORDER BY seq DESC LIMIT ${limit})
+                UNION ALL SELECT * FROM (SELECT * FROM subscribers WHERE waitlist_id = ${waitlistId} AND points > ${start.points} AND seq IS NOT NULL ORDER BY points ASC, seq DESC LIMIT ${limit})`;
+      ranked = (await selectPage(db, page, order)).slice(0, limit);
+    }
+  }
+  if (ranked.length === limit) return ranked;
+  const pending = await selectPage(
+    db,
+    sql`SELECT * FROM subscribers WHERE waitlist_id = ${waitlistId} AND seq IS NULL ORDER BY joined_at ASC, id ASC LIMIT ${limit - ranked.length} OFFSET ${Math.max(0, offset - confirmed)}`,
+    sql`s.joined_at ASC, s.id ASC`,
+  );
+  return [...ranked, ...pending];
+}

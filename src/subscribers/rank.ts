@@ -1,0 +1,68 @@
+// Positions from the order-statistic structure `rank_counts` (DESIGN §7): never by counting the rows ahead.
+// Rank order is points descending, then confirmation sequence ascending (DESIGN §4).
+import { sql, type SQL } from "drizzle-orm";
+import type { Db } from "../db/client";
+
+/** Level 63 holds one count per points value (seq >> 63 is 0); levels 16 and 8 are blocks of seq. */
+const LEVELS = sql`(SELECT 8 AS level UNION ALL SELECT 16 UNION ALL SELECT 63)`;
+
+/**
+ * Adds (+1) or removes (-1) subscriber `id` at its current points and seq, in one statement.
+ * A pending subscriber (no seq) is not ranked, so this is a no-op for it.
+ */
+export function rankChange(id: string | SQL, delta: 1 | -1, onlyIf: SQL = sql`1`): SQL {
+  return sql`INSERT INTO rank_counts (waitlist_id, level, points, bucket, count)
+    SELECT s.waitlist_id, l.level, s.points, s.seq >> l.level, ${delta}
+    FROM subscribers s, ${LEVELS} l
+    WHERE s.id = ${typeof id === "string" ? sql`${id}` : id} AND s.seq IS NOT NULL AND ${onlyIf}
+    ON CONFLICT (waitlist_id, level, points, bucket) DO UPDATE SET count = count + excluded.count`;
+}
+
+/**
+ * The 1-based position of the subscriber row aliased `s` (null while pending): the rows ahead are
+ * read from at most (distinct points values + 2 x 256) counters and 256 index entries.
+ */
+export const positionOf = (s: string): SQL => sql.raw(`CASE WHEN ${s}.seq IS NULL THEN NULL ELSE 1
+  + (SELECT coalesce(sum(count), 0) FROM rank_counts WHERE waitlist_id = ${s}.waitlist_id AND level = 63 AND points > ${s}.points)
+  + (SELECT coalesce(sum(count), 0) FROM rank_counts WHERE waitlist_id = ${s}.waitlist_id AND level = 16 AND points = ${s}.points AND bucket < (${s}.seq >> 16))
+  + (SELECT coalesce(sum(count), 0) FROM rank_counts WHERE waitlist_id = ${s}.waitlist_id AND level = 8 AND points = ${s}.points
+       AND bucket >= ((${s}.seq >> 16) << 8) AND bucket < (${s}.seq >> 8))
+  + (SELECT count(*) FROM subscribers r WHERE r.waitlist_id = ${s}.waitlist_id AND r.points = ${s}.points
+       AND r.seq >= ((${s}.seq >> 8) << 8) AND r.seq < ${s}.seq)
+  END`);
+
+/** Which counter row holds the k-th (0-based) ranked entry, and how many of it come before. */
+async function locate(db: Db, where: SQL, order: SQL, k: number): Promise<{ key: number; before: number } | null> {
+  const row = (await db.all<{ key: number; before: number }>(sql`
+    SELECT key, before FROM (
+      SELECT ${order} AS key, count, sum(count) OVER (ORDER BY ${order} ${order === BUCKET ? sql`ASC` : sql`DESC`} ROWS UNBOUNDED PRECEDING) - count AS before
+      FROM rank_counts WHERE ${where} AND count > 0
+    ) WHERE before + count > ${k} LIMIT 1`))[0];
+  return row ? { key: Number(row.key), before: Number(row.before) } : null;
+}
+const POINTS = sql.raw("points");
+const BUCKET = sql.raw("bucket");
+
+/**
+ * The (points, seq) of the subscriber at 0-based rank k, found by walking the counters down
+ * (points value, then 65536-block, then 256-block, then at most 256 index entries); null past the end.
+ */
+export async function keyAtRank(db: Db, waitlistId: string, k: number): Promise<{ points: number; seq: number } | null> {
+  const p = await locate(db, sql`waitlist_id = ${waitlistId} AND level = 63`, POINTS, k);
+  if (!p) return null;
+  const points = p.key;
+  const b16 = await locate(db, sql`waitlist_id = ${waitlistId} AND level = 16 AND points = ${points}`, BUCKET, k - p.before);
+  if (!b16) return null;
+  const k16 = k - p.before - b16.before;
+  const b8 = await locate(
+    db,
+    sql`waitlist_id = ${waitlistId} AND level = 8 AND points = ${points} AND bucket >= ${b16.key * 256} AND bucket < ${(b16.key + 1) * 256}`,
+    BUCKET,
+    k16,
+  );
+  if (!b8) return null;
+  const row = (await db.all<{ seq: number }>(sql`
+    SELECT seq FROM subscribers WHERE waitlist_id = ${waitlistId} AND points = ${points} AND seq >= ${b8.key * 256}
+    ORDER BY seq LIMIT 1 OFFSET ${k16 - b8.before}`))[0];
+  return row ? { points, seq: Number(row.seq) } : null;
+}

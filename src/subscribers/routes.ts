@@ -1,0 +1,100 @@
+// Subscriber endpoints (spec: Subscribers): sign-up, list, get, update, delete, and the CSV export extension.
+import { Elysia, t } from "elysia";
+import type { Config } from "../config";
+import type { Db } from "../db/client";
+import type { apiGuard } from "../http/api";
+import { clientIp } from "../http/client-ip";
+import { errorResponses, SignUpErrorBody, ErrorBody } from "../http/errors";
+import { ListQuery, ListResponse, MessageResponse, SignUpBody, SignUpResponse, SubscriberResponse, UpdateBody, UpdateResponse } from "./model";
+import { signUp } from "./signup";
+import { getSubscriber, listSubscribers } from "./query";
+import { deleteSubscriber, updateSubscriber } from "./manage";
+import { exportCsv } from "./export";
+
+const WaitlistParams = t.Object({ waitlistKey: t.String() });
+const SubscriberParams = t.Object({ waitlistKey: t.String(), idOrEmail: t.String({ description: "Subscriber id, or email (URL-encoded)" }) });
+
+function refererHost(request: Request): string | null {
+  const referer = request.headers.get("referer");
+  if (!referer) return null;
+  try {
+    return new URL(referer).hostname || null;
+  } catch {
+    return null;
+  }
+}
+
+export function subscriberRoutes(deps: { db: Db; config: Config; api: ReturnType<typeof apiGuard> }) {
+  const { db, config } = deps;
+  const subscribers = { key: "any", bucket: "subscribers", minPlan: "growth" } as const;
+  return new Elysia({ name: "subscribers/routes", prefix: "/api/v1/waitlist/:waitlistKey" })
+    .use(deps.api)
+    .post(
+      "/sign-up",
+      async ({ auth, body, request, server }) =>
+        signUp(db, auth.waitlist!, body, {
+          joinedWith: "api",
+          requestIp: clientIp(request, server, config.trustProxy),
+          refererHost: refererHost(request),
+          baseUrl: config.baseUrl,
+        }),
+      {
+        api: { key: "any", bucket: "subscribers", errors: "signup" },
+        params: WaitlistParams,
+        body: SignUpBody,
+        response: { 200: SignUpResponse, 400: SignUpErrorBody, 401: ErrorBody, 403: ErrorBody, 429: SignUpErrorBody },
+        detail: {
+          tags: ["Subscribers"],
+          summary: "Sign up",
+          description:
+            "Adds a subscriber; idempotent per email. Already registered and already pending are 200. Fraud checks run only with metadata.client_ip or metadata.fingerprint.",
+        },
+      },
+    )
+    .get("/subscribers", async ({ auth, query }) => ({ success: true, data: await listSubscribers(db, auth.waitlist!, query, config.baseUrl) }), {
+      api: subscribers,
+      params: WaitlistParams,
+      query: ListQuery,
+      response: { 200: ListResponse, ...errorResponses(400, 401, 403, 429) },
+      detail: { tags: ["Subscribers"], summary: "List subscribers", description: "Paginated; sort by position, points, date, referral_count or email; filter by tag or search with q." },
+    })
+    .get(
+      "/subscribers/export",
+      ({ auth }) =>
+        new Response(exportCsv(db, auth.waitlist!, config.baseUrl), {
+          headers: { "content-type": "text/csv; charset=utf-8", "content-disposition": `attachment; filename="${auth.waitlist!.slug}-subscribers.csv"` },
+        }),
+      {
+        api: subscribers,
+        params: WaitlistParams,
+        detail: { tags: ["Subscribers"], summary: "Export subscribers as CSV", description: "Streams every subscriber, ranked ones by position, then pending ones. Growth plan or higher." },
+      },
+    )
+    .get("/subscribers/:idOrEmail", async ({ auth, params }) => ({ success: true, data: { subscriber: await getSubscriber(db, auth.waitlist!, params.idOrEmail, config.baseUrl) } }), {
+      api: subscribers,
+      params: SubscriberParams,
+      response: { 200: SubscriberResponse, ...errorResponses(400, 401, 403, 404, 429) },
+      detail: { tags: ["Subscribers"], summary: "Get a subscriber" },
+    })
+    .put(
+      "/subscribers/:idOrEmail",
+      async ({ auth, params, body }) => ({
+        success: true,
+        message: "Subscriber updated",
+        data: { subscriber: await updateSubscriber(db, auth.waitlist!, params.idOrEmail, body, config.baseUrl) },
+      }),
+      {
+        api: subscribers,
+        params: SubscriberParams,
+        body: UpdateBody,
+        response: { 200: UpdateResponse, ...errorResponses(400, 401, 403, 404, 409, 429) },
+        detail: { tags: ["Subscribers"], summary: "Update a subscriber", description: "Omitted fields are unchanged; metadata is merged (null removes a key); points re-rank at once." },
+      },
+    )
+    .delete("/subscribers/:idOrEmail", async ({ auth, params }) => deleteSubscriber(db, auth.waitlist!, params.idOrEmail), {
+      api: subscribers,
+      params: SubscriberParams,
+      response: { 200: MessageResponse, ...errorResponses(400, 401, 403, 404, 429) },
+      detail: { tags: ["Subscribers"], summary: "Delete a subscriber", description: "Permanent. Positions close up and the referrer loses this referral's credit at once." },
+    });
+}

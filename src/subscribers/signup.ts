@@ -1,0 +1,244 @@
+// Sign-up (spec: POST .../sign-up): idempotent per email, exact positions, referral credit and fraud rules.
+import { sql, type SQL } from "drizzle-orm";
+import { now, token } from "../clock";
+import type { Db } from "../db/client";
+import type { Waitlist } from "../http/api";
+import { badRequest } from "../http/errors";
+import { isUniqueViolation } from "../account/service";
+import { isDisposable, isRoleAddress, isValidEmailSyntax, normalizeEmail } from "./email";
+import { fraudReason, FRAUD_WINDOWS, type FraudReason } from "./fraud";
+import { locate } from "./geo";
+import { splitMetadata } from "./metadata";
+import type { SignUpInput } from "./model";
+import { rankChange } from "./rank";
+import { selectSubscribers, thankYouUrl, type SubscriberRow } from "./view";
+
+export interface SignUpContext {
+  joinedWith: "api" | "form";
+  /** The request's client IP (used when metadata.client_ip is absent). */
+  requestIp: string | null;
+  /** Host of the HTTP Referer, the default referring_domain. */
+  refererHost: string | null;
+  baseUrl: string;
+}
+
+const dayOf = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+
+function cleanText(value: string | null | undefined): string | null {
+  const v = value?.trim();
+  return v ? v : null;
+}
+
+function deliverabilityOf(email: string, validate: boolean): "unconfirmed" | "risky" | "unknown" {
+  // DESIGN §4: syntax always checked; with validation on, disposable is refused; risky only while off
+  if (!isValidEmailSyntax(email)) throw badRequest("email must be a valid email address");
+  if (validate) {
+    if (isDisposable(email)) throw badRequest("email uses a disposable email domain");
+    return "unconfirmed";
+  }
+  return isDisposable(email) || isRoleAddress(email) ? "risky" : "unknown";
+}
+
+interface Signals {
+  referrer: { id: string; ip_address: string | null; fingerprint: string | null } | undefined;
+  ipCount: number;
+  fpCount: number;
+  velocity: number;
+}
+
+export async function signUp(db: Db, waitlist: Waitlist, input: SignUpInput, ctx: SignUpContext) {
+  const email = normalizeEmail(input.email);
+  if (!email) throw badRequest("email is required");
+  const deliverability = deliverabilityOf(email, waitlist.validateEmails);
+  const { reserved, custom } = splitMetadata(input.metadata);
+  const ip = reserved.clientIp ?? ctx.requestIp;
+  // spec: API sign-ups are checked for fraud only with client_ip or fingerprint; form sign-ups always
+  const checkFraud = ctx.joinedWith === "form" || reserved.clientIp !== null || reserved.fingerprint !== null;
+  const at = now();
+
+  const [existing, signals] = await readBefore(db, waitlist.id, email, reserved.referredBy, ip, reserved.fingerprint, at);
+  if (existing) return alreadyRegistered(existing, waitlist, ctx.baseUrl);
+
+  let reason: FraudReason | null = null;
+  if (signals.referrer && checkFraud) {
+    reason = fraudReason({
+      ip,
+      fingerprint: reserved.fingerprint,
+      referrer: { ip: signals.referrer.ip_address, fingerprint: signals.referrer.fingerprint },
+      signupsFromIp: signals.ipCount,
+      fingerprintUses: signals.fpCount,
+      referrerRecentCredits: signals.velocity,
+    });
+  }
+  const place = locate(ip);
+  const pending = waitlist.doubleOptIn;
+  const base = {
+    email,
+    name: cleanText(input.name),
+    phone: cleanText(input.phone),
+    deliverability,
+    metadata: custom,
+    referringDomain: reserved.referringDomain ?? ctx.refererHost,
+    referredBy: signals.referrer ? reserved.referredBy : null,
+    referrerId: signals.referrer?.id ?? null,
+    ip,
+    fingerprint: reserved.fingerprint,
+    ...place,
+    joinedWith: ctx.joinedWith,
+    at,
+  };
+
+  for (let attempt = 0; ; attempt++) {
+    const id = token(20);
+    try {
+      const rows = pending
+        ? await insertPending(db, waitlist, id, base)
+        : await insertConfirmed(db, waitlist, id, base, signals.referrer ? { referrerId: signals.referrer.id, reason } : null);
+      const row = rows[0];
+      if (row.id !== id) return alreadyRegistered(row, waitlist, ctx.baseUrl); // a concurrent sign-up of the same email won
+      return newSignUp(row, waitlist, ctx.baseUrl);
+    } catch (err) {
+      // a referral code or token collided: draw new ones (astronomically rare)
+      if (attempt < 3 && isUniqueViolation(err)) continue;
+      throw err;
+    }
+  }
+}
+
+/** One round trip: the email's subscriber (with position), the referrer and the fraud counters. */
+async function readBefore(db: Db, waitlistId: string, email: string, code: string | null, ip: string | null, fp: string | null, at: number) {
+  const [existing, referrer, counts] = await db.batch([
+    selectSubscribers(db, sql`s.waitlist_id = ${waitlistId} AND s.email = ${email}`),
+    db.all<Signals["referrer"] & {}>(
+      sql`SELECT id, ip_address, fingerprint FROM subscribers WHERE waitlist_id = ${waitlistId} AND referral_code = ${code ?? ""} AND status = 'confirmed'`,
+    ),
+    db.all<{ ip_count: number; fp_count: number; velocity: number }>(sql`SELECT
+      (SELECT count(*) FROM subscribers WHERE waitlist_id = ${waitlistId} AND ip_address = ${ip ?? ""} AND joined_at > ${at - FRAUD_WINDOWS.ipMs}) AS ip_count,
+      (SELECT count(*) FROM subscribers WHERE waitlist_id = ${waitlistId} AND fingerprint = ${fp ?? ""}) AS fp_count,
+      (SELECT count(*) FROM referrals r JOIN subscribers s ON s.id = r.referrer_id
+        WHERE s.waitlist_id = ${waitlistId} AND s.referral_code = ${code ?? ""} AND r.credited = 1 AND r.created_at > ${at - FRAUD_WINDOWS.velocityMs}) AS velocity`),
+  ]);
+  const c = counts[0];
+  const signals: Signals = { referrer: referrer[0], ipCount: Number(c.ip_count), fpCount: Number(c.fp_count), velocity: Number(c.velocity) };
+  return [existing[0] as SubscriberRow | undefined, signals] as const;
+}
+
+type Base = {
+  email: string;
+  name: string | null;
+  phone: string | null;
+  deliverability: string;
+  metadata: string;
+  referringDomain: string | null;
+  referredBy: string | null;
+  referrerId: string | null;
+  ip: string | null;
+  fingerprint: string | null;
+  country: string | null;
+  city: string | null;
+  timezone: string | null;
+  joinedWith: string;
+  at: number;
+};
+
+function insertSubscriber(id: string, waitlistId: string, b: Base, status: "pending" | "confirmed", points: number, seq: SQL) {
+  return sql`INSERT INTO subscribers (id, waitlist_id, email, name, phone, status, deliverability, points, seq, referral_code, sign_up_token,
+      confirm_token, referred_by, referrer_id, metadata, referring_domain, ip_address, fingerprint, country, city, timezone, joined_with,
+      joined_at, confirmed_at, updated_at)
+    VALUES (${id}, ${waitlistId}, ${b.email}, ${b.name}, ${b.phone}, ${status}, ${b.deliverability}, ${points}, ${seq}, ${token(8)}, ${token(24)},
+      ${status === "pending" ? token(32) : null}, ${b.referredBy}, ${b.referrerId}, ${b.metadata}, ${b.referringDomain}, ${b.ip}, ${b.fingerprint},
+      ${b.country}, ${b.city}, ${b.timezone}, ${b.joinedWith}, ${b.at}, ${status === "confirmed" ? b.at : null}, ${b.at})
+    ON CONFLICT (waitlist_id, email) DO NOTHING`;
+}
+
+async function insertPending(db: Db, waitlist: Waitlist, id: string, b: Base) {
+  const [, rows] = await db.batch([
+    db.run(insertSubscriber(id, waitlist.id, b, "pending", 0, sql`NULL`)),
+    selectSubscribers(db, sql`s.waitlist_id = ${waitlist.id} AND s.email = ${b.email}`),
+  ]);
+  return rows;
+}
+
+/**
+ * One transaction: take the next confirmation sequence, insert, rank, count, and credit the
+ * referrer. Every statement after the insert is conditional on the new row existing, so a
+ * concurrent sign-up of the same email changes nothing here.
+ */
+async function insertConfirmed(db: Db, waitlist: Waitlist, id: string, b: Base, referral: { referrerId: string; reason: FraudReason | null } | null) {
+  const points = waitlist.referralEnabled ? waitlist.signupPoints : 0;
+  const isNew = sql`EXISTS (SELECT 1 FROM subscribers WHERE id = ${id})`;
+  const statements = [
+    db.run(sql`UPDATE waitlists SET last_seq = last_seq + 1, subscribers_count = subscribers_count + 1
+      WHERE id = ${waitlist.id} AND NOT EXISTS (SELECT 1 FROM subscribers WHERE waitlist_id = ${waitlist.id} AND email = ${b.email})`),
+    db.run(insertSubscriber(id, waitlist.id, b, "confirmed", points, sql`(SELECT last_seq FROM waitlists WHERE id = ${waitlist.id})`)),
+    db.run(rankChange(id, 1)),
+    db.run(sql`INSERT INTO daily_stats (waitlist_id, date, sign_ups, views) SELECT ${waitlist.id}, ${dayOf(b.at)}, 1, 0 WHERE ${isNew}
+      ON CONFLICT (waitlist_id, date) DO UPDATE SET sign_ups = sign_ups + 1`),
+    ...(referral ? creditReferral(db, waitlist, id, referral.referrerId, referral.reason, b.at, isNew) : []),
+  ];
+  const results = await db.batch([...statements, selectSubscribers(db, sql`s.waitlist_id = ${waitlist.id} AND s.email = ${b.email}`)] as any);
+  return results[results.length - 1] as SubscriberRow[];
+}
+
+/** Records the referral; when credited, moves the referrer up by referral_points (only while the program is on). */
+function creditReferral(db: Db, waitlist: Waitlist, refereeId: string, referrerId: string, reason: FraudReason | null, at: number, isNew: SQL) {
+  const credited = reason === null;
+  const points = credited && waitlist.referralEnabled ? waitlist.referralPoints : 0;
+  const record = db.run(sql`INSERT INTO referrals (id, waitlist_id, referrer_id, referee_id, credited, reason, points, created_at)
+    SELECT ${token(20)}, ${waitlist.id}, ${referrerId}, ${refereeId}, ${credited ? 1 : 0}, ${reason}, ${points}, ${at} WHERE ${isNew}`);
+  if (!credited) return [record];
+  return [
+    record,
+    db.run(rankChange(referrerId, -1, isNew)),
+    db.run(sql`UPDATE subscribers SET points = points + ${points}, referral_count = referral_count + 1, updated_at = ${at} WHERE id = ${referrerId} AND ${isNew}`),
+    db.run(rankChange(referrerId, 1, isNew)),
+  ];
+}
+
+function alreadyRegistered(row: SubscriberRow, waitlist: Waitlist, baseUrl: string) {
+  if (row.status === "pending") {
+    return {
+      success: true,
+      is_new_sign_up: false,
+      is_pending_confirmation: true,
+      message: "This email is already signed up and waiting for confirmation. Check your inbox for the confirmation link.",
+      redirect_url: `${baseUrl}/pending/${waitlist.key}`,
+    };
+  }
+  // spec: the already-registered response omits points
+  return {
+    success: true,
+    is_new_sign_up: false,
+    is_pending_confirmation: false,
+    message: "This email is already on the waitlist.",
+    position: Number(row.position),
+    inflated_position: Number(row.position) + waitlist.positionOffset,
+    referral_code: row.referral_code,
+    sign_up_token: row.sign_up_token,
+    redirect_url: thankYouUrl(baseUrl, row.sign_up_token),
+  };
+}
+
+function newSignUp(row: SubscriberRow, waitlist: Waitlist, baseUrl: string) {
+  if (row.status === "pending") {
+    return {
+      success: true,
+      is_new_sign_up: true,
+      is_pending_confirmation: true,
+      message: "Almost there: check your inbox and confirm your email to join the waitlist.",
+      redirect_url: `${baseUrl}/pending/${waitlist.key}`,
+    };
+  }
+  return {
+    success: true,
+    is_new_sign_up: true,
+    is_pending_confirmation: false,
+    message: "You're on the waitlist!",
+    position: Number(row.position),
+    inflated_position: Number(row.position) + waitlist.positionOffset,
+    points: Number(row.points),
+    referral_code: row.referral_code,
+    sign_up_token: row.sign_up_token,
+    redirect_url: thankYouUrl(baseUrl, row.sign_up_token),
+  };
+}

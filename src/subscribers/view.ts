@@ -1,0 +1,91 @@
+// Reads subscriber rows with their position and tags, and shapes the spec's Subscriber object.
+import { sql, type SQL } from "drizzle-orm";
+import type { Db } from "../db/client";
+import type { Waitlist } from "../http/api";
+import { positionOf } from "./rank";
+
+/** A subscribers row as read by `selectSubscribers` (snake_case columns, plus position and tags). */
+export interface SubscriberRow {
+  id: string;
+  waitlist_id: string;
+  email: string;
+  name: string | null;
+  phone: string | null;
+  status: "pending" | "confirmed";
+  deliverability: string;
+  points: number;
+  seq: number | null;
+  referral_code: string;
+  sign_up_token: string;
+  confirm_token: string | null;
+  referred_by: string | null;
+  referrer_id: string | null;
+  referral_count: number;
+  metadata: string;
+  referring_domain: string | null;
+  ip_address: string | null;
+  fingerprint: string | null;
+  country: string | null;
+  city: string | null;
+  timezone: string | null;
+  joined_with: string;
+  joined_at: number;
+  confirmed_at: number | null;
+  updated_at: number;
+  position: number | null;
+  tags_json: string;
+}
+
+const TAGS = sql.raw(`(SELECT json_group_array(json_object('id', t.id, 'name', t.name, 'color', t.color) ORDER BY lower(t.name))
+  FROM subscriber_tags st JOIN tags t ON t.id = st.tag_id WHERE st.subscriber_id = s.id)`);
+
+/** Subscribers matching `where` (on alias `s`), with position and tags. */
+export function selectSubscribers(db: Db, where: SQL) {
+  return db.all<SubscriberRow>(sql`SELECT s.*, ${positionOf("s")} AS position, ${TAGS} AS tags_json FROM subscribers s WHERE ${where}`);
+}
+
+/**
+ * A page of subscribers: `page` (a SELECT of subscriber rows with its own ORDER BY and LIMIT) is
+ * materialized first, so positions and tags are computed for the page's rows only.
+ */
+export function selectPage(db: Db, page: SQL, orderBy: SQL, withPosition = true) {
+  return db.all<SubscriberRow>(
+    sql`WITH page AS MATERIALIZED (${page}) SELECT s.*, ${withPosition ? positionOf("s") : sql`NULL`} AS position, ${TAGS} AS tags_json FROM page s ORDER BY ${orderBy}`,
+  );
+}
+
+export const thankYouUrl = (baseUrl: string, token: string) => `${baseUrl}/t/${token}`;
+
+/** spec: Subscriber. Position, points, referral code and sign-up token exist only once confirmed (DESIGN §4). */
+export function subscriberView(row: SubscriberRow, waitlist: Pick<Waitlist, "positionOffset">, baseUrl: string) {
+  const confirmed = row.status === "confirmed" && row.position !== null;
+  return {
+    id: row.id,
+    email: row.email,
+    deliverability: row.deliverability,
+    name: row.name,
+    phone: row.phone,
+    ...(confirmed
+      ? {
+          position: Number(row.position),
+          inflated_position: Number(row.position) + waitlist.positionOffset,
+          points: Number(row.points),
+          referral_code: row.referral_code,
+        }
+      : {}),
+    referred_by: row.referred_by,
+    referral_count: Number(row.referral_count),
+    ...(confirmed ? { sign_up_token: row.sign_up_token, thank_you_url: thankYouUrl(baseUrl, row.sign_up_token) } : {}),
+    metadata: JSON.parse(row.metadata) as Record<string, unknown>,
+    tags: JSON.parse(row.tags_json ?? "[]") as { id: string; name: string; color: string }[],
+    referring_domain: row.referring_domain,
+    ip_address: row.ip_address,
+    country: row.country,
+    city: row.city,
+    timezone: row.timezone,
+    joined_with: row.joined_with,
+    joined_at: Number(row.joined_at),
+  };
+}
+
+export type SubscriberView = ReturnType<typeof subscriberView>;

@@ -1,0 +1,86 @@
+// Tags (DESIGN §4 extension): a waitlist's labels with a fixed color set, attached to subscribers.
+import { and, eq, sql } from "drizzle-orm";
+import { now, token } from "../clock";
+import type { Db } from "../db/client";
+import { subscriberTags, tags, TAG_COLORS } from "../db/schema";
+import { AppError, badRequest, conflict, notFound } from "../http/errors";
+import { isUniqueViolation } from "../account/service";
+import { findSubscriber } from "../subscribers/query";
+
+export const TAG_NAME_MAX = 40;
+export const TAGS_PER_WAITLIST = 100;
+type Color = (typeof TAG_COLORS)[number];
+
+function checkName(raw: string): string {
+  const name = raw.trim();
+  if (!name) throw badRequest("name must not be blank");
+  if (name.length > TAG_NAME_MAX) throw badRequest(`name must be at most ${TAG_NAME_MAX} characters`);
+  return name;
+}
+
+export async function listTags(db: Db, waitlistId: string) {
+  return db.all<{ id: string; name: string; color: string; subscribers: number }>(sql`
+    SELECT t.id, t.name, t.color, (SELECT count(*) FROM subscriber_tags st WHERE st.tag_id = t.id) AS subscribers
+    FROM tags t WHERE t.waitlist_id = ${waitlistId} ORDER BY lower(t.name)`);
+}
+
+export async function createTag(db: Db, waitlistId: string, input: { name: string; color?: Color }) {
+  const name = checkName(input.name);
+  const row = { id: token(16), waitlistId, name, color: input.color ?? "gray", createdAt: now() } as const;
+  try {
+    // the per-waitlist cap is checked in the insert itself
+    const inserted = await db.run(sql`INSERT INTO tags (id, waitlist_id, name, color, created_at)
+      SELECT ${row.id}, ${waitlistId}, ${name}, ${row.color}, ${row.createdAt}
+      WHERE (SELECT count(*) FROM tags WHERE waitlist_id = ${waitlistId}) < ${TAGS_PER_WAITLIST}`);
+    if (inserted.rowsAffected === 0) throw new AppError("conflict", `A waitlist can have at most ${TAGS_PER_WAITLIST} tags`);
+  } catch (err) {
+    if (isUniqueViolation(err)) throw conflict(`A tag named "${name}" already exists`);
+    throw err;
+  }
+  return { id: row.id, name, color: row.color };
+}
+
+/** A tag of the waitlist by id, or by name (case-insensitive). */
+async function findTag(db: Db, waitlistId: string, idOrName: string) {
+  const ref = idOrName.trim();
+  const [tag] = await db.all<{ id: string; name: string; color: string }>(sql`
+    SELECT id, name, color FROM tags WHERE waitlist_id = ${waitlistId} AND (id = ${ref} OR lower(name) = ${ref.toLowerCase()})
+    ORDER BY id = ${ref} DESC LIMIT 1`);
+  return tag as { id: string; name: string; color: string } | undefined;
+}
+
+export async function deleteTag(db: Db, waitlistId: string, idOrName: string) {
+  const tag = await findTag(db, waitlistId, idOrName);
+  if (!tag) throw notFound("Tag not found");
+  await db.delete(tags).where(and(eq(tags.id, tag.id), eq(tags.waitlistId, waitlistId)));
+  return { success: true, message: `Tag "${tag.name}" deleted` };
+}
+
+/** Attaches tags by id or name; a name the waitlist does not have yet becomes a new gray tag. */
+export async function tagSubscriber(db: Db, waitlistId: string, idOrEmail: string, refs: string[]) {
+  const subscriber = await findSubscriber(db, waitlistId, idOrEmail);
+  for (const ref of refs) {
+    if (!ref.trim()) throw badRequest("tags must not contain blank names");
+    const tag = (await findTag(db, waitlistId, ref)) ?? (await createTagOrExisting(db, waitlistId, ref));
+    await db.insert(subscriberTags).values({ subscriberId: subscriber.id, tagId: tag.id }).onConflictDoNothing();
+  }
+  return subscriber.id;
+}
+
+async function createTagOrExisting(db: Db, waitlistId: string, name: string) {
+  try {
+    return await createTag(db, waitlistId, { name });
+  } catch (err) {
+    const raced = await findTag(db, waitlistId, name);
+    if (raced) return raced;
+    throw err;
+  }
+}
+
+export async function untagSubscriber(db: Db, waitlistId: string, idOrEmail: string, tagIdOrName: string) {
+  const subscriber = await findSubscriber(db, waitlistId, idOrEmail);
+  const tag = await findTag(db, waitlistId, tagIdOrName);
+  if (!tag) throw notFound("Tag not found");
+  await db.delete(subscriberTags).where(and(eq(subscriberTags.subscriberId, subscriber.id), eq(subscriberTags.tagId, tag.id)));
+  return subscriber.id;
+}
