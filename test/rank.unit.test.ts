@@ -1,0 +1,79 @@
+// The rank counters (src/subscribers/rank.ts) against brute force, with confirmation sequences spread
+// over several 256- and 65536-blocks so every level of the structure is crossed (DESIGN §7).
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { sql } from "drizzle-orm";
+import { openDatabase, type Db } from "../src/db/client";
+import { keyAtRank, positionOf, rankChange } from "../src/subscribers/rank";
+
+let db: Db;
+let dir: string;
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), "rank-"));
+  db = await openDatabase({ url: `file:${join(dir, "rank.db")}`, authToken: null });
+  await db.run(sql`INSERT INTO accounts (id, username, plan, ai_credits, created_at) VALUES ('a', 'a', 'business', 0, 0)`);
+  await db.run(sql`INSERT INTO waitlists (id, account_id, key, slug, name, welcome_subject, welcome_body, confirmation_subject, confirmation_body, signing_secret, created_at, updated_at)
+    VALUES ('w', 'a', 'k', 's', 'n', '', '', '', '', '', 0, 0)`);
+});
+afterAll(() => {
+  db.$client.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+function rng(seed: number) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = Math.imul(a ^ (a >>> 15), a | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+async function insert(id: string, points: number, seq: number) {
+  await db.batch([
+    db.run(sql`INSERT INTO subscribers (id, waitlist_id, email, status, deliverability, points, seq, referral_code, sign_up_token, joined_with, joined_at, updated_at)
+      VALUES (${id}, 'w', ${id + "@x.io"}, 'confirmed', 'unknown', ${points}, ${seq}, ${"c" + id}, ${"t" + id}, 'api', 0, 0)`),
+    db.run(rankChange(id, 1)),
+  ]);
+}
+
+test("positions and select-by-rank agree with sorting, across blocks, after inserts, moves and removals", async () => {
+  const random = rng(7);
+  const rows = new Map<string, { points: number; seq: number }>();
+  const seqs = new Set<number>();
+  for (let i = 0; i < 1200; i++) {
+    let seq: number;
+    do seq = 1 + Math.floor(random() * 300_000);
+    while (seqs.has(seq));
+    seqs.add(seq);
+    const points = [0, 0, 0, 10, 50, 80][Math.floor(random() * 6)];
+    rows.set(`s${i}`, { points, seq });
+    await insert(`s${i}`, points, seq);
+  }
+  // moves and removals through the same statements the service uses
+  const ids = [...rows.keys()];
+  for (let i = 0; i < 300; i++) {
+    const id = ids[Math.floor(random() * ids.length)];
+    if (!rows.has(id)) continue;
+    if (random() < 0.7) {
+      const points = [0, 10, 50, 80, 200][Math.floor(random() * 5)];
+      await db.batch([db.run(rankChange(id, -1)), db.run(sql`UPDATE subscribers SET points = ${points} WHERE id = ${id}`), db.run(rankChange(id, 1))]);
+      rows.get(id)!.points = points;
+    } else {
+      await db.batch([db.run(rankChange(id, -1)), db.run(sql`DELETE FROM subscribers WHERE id = ${id}`)]);
+      rows.delete(id);
+    }
+  }
+  const expected = [...rows.entries()].sort(([, a], [, b]) => b.points - a.points || a.seq - b.seq).map(([id]) => id);
+  const actual = await db.all<{ id: string; position: number }>(sql`SELECT s.id, ${positionOf("s")} AS position FROM subscribers s`);
+  const byId = new Map(actual.map((r) => [r.id, Number(r.position)]));
+  expect(expected.map((id) => byId.get(id))).toEqual(expected.map((_, i) => i + 1));
+  for (let k = 0; k < expected.length; k += 7) {
+    const key = await keyAtRank(db, "w", k);
+    expect(key).toEqual(rows.get(expected[k])!);
+  }
+  expect(await keyAtRank(db, "w", expected.length)).toBeNull();
+});

@@ -1,0 +1,141 @@
+// Positions against a pure reference model (DESIGN §4, §7): seeded random sign-ups, referrals, PUT points,
+// deletes and referral-program toggles over real HTTP; the whole ordering is compared at checkpoints.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { startServer, type TestServer } from "./support/server";
+
+/** mulberry32: a small seeded PRNG, so a failing seed can be replayed. */
+function rng(seed: number) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+interface Sub {
+  email: string;
+  code: string;
+  points: number;
+  seq: number;
+  referralCount: number;
+  /** The referral that credited this subscriber's referrer: who, and how many points it gave. */
+  credit: { referrer: string; points: number } | null;
+}
+
+/** The reference model: rank = points descending, then order of confirmation ascending. */
+class Model {
+  subs = new Map<string, Sub>();
+  seq = 0;
+  enabled = true;
+  constructor(readonly signupPoints: number, readonly referralPoints: number) {}
+  signUp(email: string, code: string, referrerEmail: string | null) {
+    const sub: Sub = { email, code, points: this.enabled ? this.signupPoints : 0, seq: ++this.seq, referralCount: 0, credit: null };
+    if (referrerEmail) {
+      const r = this.subs.get(referrerEmail)!;
+      const pts = this.enabled ? this.referralPoints : 0;
+      r.points += pts;
+      r.referralCount += 1;
+      sub.credit = { referrer: referrerEmail, points: pts };
+    }
+    this.subs.set(email, sub);
+  }
+  setPoints(email: string, points: number) {
+    this.subs.get(email)!.points = points;
+  }
+  remove(email: string) {
+    const sub = this.subs.get(email)!;
+    if (sub.credit && this.subs.has(sub.credit.referrer)) {
+      const r = this.subs.get(sub.credit.referrer)!;
+      r.points -= sub.credit.points;
+      r.referralCount -= 1;
+    }
+    for (const other of this.subs.values()) if (other.credit?.referrer === email) other.credit = null;
+    this.subs.delete(email);
+  }
+  ordered(): Sub[] {
+    return [...this.subs.values()].sort((a, b) => b.points - a.points || a.seq - b.seq);
+  }
+}
+
+let s: TestServer;
+beforeAll(async () => {
+  s = await startServer({ env: { RATE_LIMITS: "off" } });
+});
+afterAll(() => s.stop());
+
+async function listAll(key: string, path: string, dir: "asc" | "desc") {
+  const out: any[] = [];
+  for (let page = 1; ; page++) {
+    const r = await s.request("GET", `${path}/subscribers?sort_by=position&sort_dir=${dir}&limit=37&page=${page}`, { key });
+    expect(r.status).toBe(200);
+    out.push(...r.body.data.subscribers);
+    if (page >= r.body.data.pages) return { rows: out, total: r.body.data.total };
+  }
+}
+
+async function checkpoint(model: Model, key: string, path: string, random: () => number, label: string) {
+  const expected = model.ordered();
+  const asc = await listAll(key, path, "asc");
+  expect(asc.total, label).toBe(expected.length);
+  expect(asc.rows.map((r) => [r.email, r.position, r.points, r.referral_count]), label).toEqual(
+    expected.map((e, i) => [e.email, i + 1, e.points, e.referralCount]),
+  );
+  const desc = await listAll(key, path, "desc");
+  expect(desc.rows.map((r) => [r.email, r.position]), label).toEqual(expected.map((e, i) => [e.email, i + 1]).reverse());
+  // single reads agree with the list
+  for (let i = 0; i < Math.min(5, expected.length); i++) {
+    const pick = Math.floor(random() * expected.length);
+    const r = await s.request("GET", `${path}/subscribers/${encodeURIComponent(expected[pick].email)}`, { key });
+    expect(r.body.data.subscriber.position, label).toBe(pick + 1);
+  }
+  const stats = await s.request("GET", `${path}/stats`, { key });
+  expect(stats.body.data.subscribers_total, label).toBe(expected.length);
+}
+
+describe("positions match the reference model", () => {
+  for (const seed of [1, 42, 2026]) {
+    test(`seed ${seed}: sign-ups, referrals, PUT points, deletes and program toggles`, async () => {
+      const random = rng(seed);
+      const { key } = await s.account();
+      const created = await s.request("POST", "/api/v1/waitlists", {
+        key,
+        body: { name: `Model ${seed} ${Math.random().toString(36).slice(2, 8)}`, referral_rewards: { enabled: true, signup_points: 50, referral_points: 30 } },
+      });
+      const path = `/api/v1/waitlist/${created.body.data.waitlist.key}`;
+      const model = new Model(50, 30);
+      let n = 0;
+      for (let op = 1; op <= 160; op++) {
+        const roll = random();
+        const emails = [...model.subs.keys()];
+        if (roll < 0.55 || emails.length < 3) {
+          const email = `user${seed}-${++n}@example.com`;
+          const referrer = emails.length > 0 && random() < 0.5 ? emails[Math.floor(random() * emails.length)] : null;
+          const r = await s.request("POST", `${path}/sign-up`, {
+            key,
+            body: { email, metadata: referrer ? { referred_by: model.subs.get(referrer)!.code } : {} },
+          });
+          expect(r.status).toBe(200);
+          model.signUp(email, r.body.referral_code, referrer);
+        } else if (roll < 0.75) {
+          const email = emails[Math.floor(random() * emails.length)];
+          // few distinct values, so ties on points (decided by confirmation order) are common
+          const points = [0, 30, 50, 80, 110, 500][Math.floor(random() * 6)];
+          expect((await s.request("PUT", `${path}/subscribers/${encodeURIComponent(email)}`, { key, body: { points } })).status).toBe(200);
+          model.setPoints(email, points);
+        } else if (roll < 0.93) {
+          const email = emails[Math.floor(random() * emails.length)];
+          expect((await s.request("DELETE", `${path}/subscribers/${encodeURIComponent(email)}`, { key })).status).toBe(200);
+          model.remove(email);
+        } else {
+          model.enabled = !model.enabled;
+          const r = await s.request("PATCH", `${path}/settings`, { key, body: { referral_rewards: { enabled: model.enabled } } });
+          expect(r.status).toBe(200);
+        }
+        if (op % 40 === 0) await checkpoint(model, key, path, random, `seed ${seed} op ${op}`);
+      }
+    });
+  }
+});
