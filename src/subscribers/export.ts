@@ -1,5 +1,5 @@
 // CSV export of every subscriber (DESIGN §4 extension), streamed page by page through csv-stringify.
-import { sql } from "drizzle-orm";
+import { sql, type SQL } from "drizzle-orm";
 import { stringify } from "csv-stringify/sync";
 import type { Db } from "../db/client";
 import type { Waitlist } from "../http/api";
@@ -31,14 +31,14 @@ function record(row: SubscriberRow, position: number | null, waitlist: Waitlist,
 async function* pages(db: Db, waitlistId: string): AsyncGenerator<{ rows: SubscriberRow[]; ranked: boolean }> {
   let last: { points: number; seq: number } | null = null;
   for (;;) {
-    const page = last
+    const page: SQL = last
       ? sql`SELECT * FROM (SELECT * FROM subscribers WHERE waitlist_id = ${waitlistId} AND points = ${last.points} AND seq > ${last.seq} ORDER BY seq LIMIT ${PAGE})
             UNION ALL SELECT * FROM (SELECT * FROM subscribers WHERE waitlist_id = ${waitlistId} AND points < ${last.points} AND seq IS NOT NULL ORDER BY points DESC, seq ASC LIMIT ${PAGE})`
       : sql`SELECT * FROM subscribers WHERE waitlist_id = ${waitlistId} AND seq IS NOT NULL ORDER BY points DESC, seq ASC LIMIT ${PAGE}`;
-    const rows = (await selectPage(db, page, sql`s.points DESC, s.seq ASC`, false)).slice(0, PAGE);
+    const rows: SubscriberRow[] = (await selectPage(db, page, sql`s.points DESC, s.seq ASC`, false)).slice(0, PAGE);
     if (rows.length === 0) break;
     yield { rows, ranked: true };
-    const tail = rows[rows.length - 1];
+    const tail: SubscriberRow = rows[rows.length - 1];
     last = { points: Number(tail.points), seq: Number(tail.seq) };
   }
   let after: { joinedAt: number; id: string } | null = null;
@@ -52,7 +52,7 @@ async function* pages(db: Db, waitlistId: string): AsyncGenerator<{ rows: Subscr
     );
     if (rows.length === 0) return;
     yield { rows, ranked: false };
-    const tail = rows[rows.length - 1];
+    const tail: SubscriberRow = rows[rows.length - 1];
     after = { joinedAt: Number(tail.joined_at), id: tail.id };
   }
 }
