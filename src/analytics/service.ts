@@ -11,18 +11,21 @@ export const DAILY_MAX_DAYS = 365;
 
 const dayOf = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 
-let secret: Promise<string> | null = null;
+const secrets = new WeakMap<Db, Promise<string>>();
 
 /** The instance-wide secret behind the daily salt, kept in the database so every instance agrees. */
 function saltSecret(db: Db): Promise<string> {
-  secret ??= (async () => {
+  let secret = secrets.get(db);
+  if (secret) return secret;
+  secret = (async () => {
     await db.run(sql`INSERT INTO meta (key, value) VALUES ('view_salt_secret', ${token(43)}) ON CONFLICT (key) DO NOTHING`);
     const row = (await db.all<{ value: string }>(sql`SELECT value FROM meta WHERE key = 'view_salt_secret'`))[0];
     return row!.value;
   })().catch((err) => {
-    secret = null;
+    secrets.delete(db);
     throw err;
   });
+  secrets.set(db, secret);
   return secret;
 }
 

@@ -131,6 +131,7 @@ export const subscribers = sqliteTable(
     index("subscribers_ip_idx").on(t.waitlistId, t.ipAddress, t.joinedAt),
     index("subscribers_fingerprint_idx").on(t.waitlistId, t.fingerprint),
     index("subscribers_referrer_idx").on(t.referrerId),
+    // pending subscribers; queries name it (INDEXED BY): the planner prefers the covering rank index otherwise
     index("subscribers_pending_idx").on(t.waitlistId, t.joinedAt).where(sql`${t.seq} IS NULL`),
   ],
 );

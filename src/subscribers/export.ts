@@ -46,7 +46,7 @@ async function* pages(db: Db, waitlistId: string): AsyncGenerator<{ rows: Subscr
     const from = after ? sql`AND (joined_at > ${after.joinedAt} OR (joined_at = ${after.joinedAt} AND id > ${after.id}))` : sql``;
     const rows = await selectPage(
       db,
-      sql`SELECT * FROM subscribers WHERE waitlist_id = ${waitlistId} AND seq IS NULL ${from} ORDER BY joined_at ASC, id ASC LIMIT ${PAGE}`,
+      sql`SELECT * FROM subscribers INDEXED BY subscribers_pending_idx WHERE waitlist_id = ${waitlistId} AND seq IS NULL ${from} ORDER BY joined_at ASC, id ASC LIMIT ${PAGE}`,
       sql`s.joined_at ASC, s.id ASC`,
       false,
     );

@@ -93,7 +93,7 @@ export async function listSubscribers(db: Db, waitlist: Waitlist, params: ListPa
   if (filters.length === 1) {
     const [{ confirmed, pending }] = await db.all<{ confirmed: number; pending: number }>(sql`SELECT
       (SELECT subscribers_count FROM waitlists WHERE id = ${waitlist.id}) AS confirmed,
-      (SELECT count(*) FROM subscribers WHERE waitlist_id = ${waitlist.id} AND seq IS NULL) AS pending`);
+      (SELECT count(*) FROM subscribers INDEXED BY subscribers_pending_idx WHERE waitlist_id = ${waitlist.id} AND seq IS NULL) AS pending`);
     total = Number(confirmed) + Number(pending);
     rows = sort === "position" ? await rankedPage(db, waitlist.id, Number(confirmed), dir, offset, limit) : [];
   } else {
@@ -135,7 +135,7 @@ async function rankedPage(db: Db, waitlistId: string, confirmed: number, dir: "a
   if (ranked.length === limit) return ranked;
   const pending = await selectPage(
     db,
-    sql`SELECT * FROM subscribers WHERE waitlist_id = ${waitlistId} AND seq IS NULL ORDER BY joined_at ASC, id ASC LIMIT ${limit - ranked.length} OFFSET ${Math.max(0, offset - confirmed)}`,
+    sql`SELECT * FROM subscribers INDEXED BY subscribers_pending_idx WHERE waitlist_id = ${waitlistId} AND seq IS NULL ORDER BY joined_at ASC, id ASC LIMIT ${limit - ranked.length} OFFSET ${Math.max(0, offset - confirmed)}`,
     sql`s.joined_at ASC, s.id ASC`,
   );
   return [...ranked, ...pending];

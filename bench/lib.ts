@@ -1,0 +1,48 @@
+// Shared bench plumbing: start the server on a database, time requests, format rows.
+import { join } from "node:path";
+
+const ROOT = join(import.meta.dir, "..");
+
+/** The real server (src/main.ts) on `dbUrl`, rate limits off; resolves once it listens. */
+export async function startServer(dbUrl: string, env: Record<string, string> = {}) {
+  const proc = Bun.spawn([process.execPath, join(ROOT, "src", "main.ts"), "serve", "--port", "0", "--host", "127.0.0.1", "--db", dbUrl], {
+    cwd: ROOT,
+    env: { ...process.env, RATE_LIMITS: "off", LOG_LEVEL: "info", ...env },
+    stdout: "pipe",
+    stderr: "inherit",
+  });
+  const decoder = new TextDecoder();
+  let buffer = "";
+  const reader = (proc.stdout as ReadableStream<Uint8Array>).getReader();
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) throw new Error("server exited");
+    buffer += decoder.decode(value);
+    const m = buffer.match(/"msg":"listening".*?"port":(\d+)/);
+    if (m) {
+      // keep draining stdout so request logs never block the server
+      (async () => {
+        while (!(await reader.read()).done);
+      })();
+      return { url: `http://127.0.0.1:${m[1]}`, stop: async () => (proc.kill("SIGTERM"), await proc.exited) };
+    }
+  }
+}
+
+export function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+}
+
+/** Sequential timing of `n` calls; returns p50/p99/mean in ms. */
+export async function timeCalls(n: number, call: (i: number) => Promise<unknown>) {
+  const times: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const t0 = performance.now();
+    await call(i);
+    times.push(performance.now() - t0);
+  }
+  times.sort((a, b) => a - b);
+  return { p50: percentile(times, 50), p99: percentile(times, 99), mean: times.reduce((a, b) => a + b, 0) / times.length };
+}
+
+export const fmt = (n: number, digits = 3) => n.toFixed(digits);
