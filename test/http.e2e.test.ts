@@ -70,6 +70,20 @@ describe("OpenAPI", () => {
       ["post", "/api/v1/account/keys"],
       ["delete", "/api/v1/account/keys/{id}"],
       ["get", "/healthz"],
+      ["post", "/api/v1/waitlist/{waitlistKey}/sign-up"],
+      ["get", "/api/v1/waitlist/{waitlistKey}/subscribers"],
+      ["get", "/api/v1/waitlist/{waitlistKey}/subscribers/export"],
+      ["get", "/api/v1/waitlist/{waitlistKey}/subscribers/{idOrEmail}"],
+      ["put", "/api/v1/waitlist/{waitlistKey}/subscribers/{idOrEmail}"],
+      ["delete", "/api/v1/waitlist/{waitlistKey}/subscribers/{idOrEmail}"],
+      ["get", "/api/v1/waitlist/{waitlistKey}/tags"],
+      ["post", "/api/v1/waitlist/{waitlistKey}/tags"],
+      ["delete", "/api/v1/waitlist/{waitlistKey}/tags/{tagId}"],
+      ["post", "/api/v1/waitlist/{waitlistKey}/subscribers/{idOrEmail}/tags"],
+      ["delete", "/api/v1/waitlist/{waitlistKey}/subscribers/{idOrEmail}/tags/{tagIdOrName}"],
+      ["post", "/api/v1/waitlist/{waitlistKey}/log-view"],
+      ["get", "/api/v1/waitlist/{waitlistKey}/stats"],
+      ["get", "/api/v1/waitlist/{waitlistKey}/stats/daily"],
     ];
     for (const [method, path] of expected) {
       const op = doc.paths[path]?.[method];
@@ -82,6 +96,9 @@ describe("OpenAPI", () => {
     expect(schema.properties.name.maxLength).toBe(100);
     expect(create.responses["201"].content["application/json"].schema.properties.data).toBeDefined();
     expect(Object.keys(create.responses)).toEqual(expect.arrayContaining(["201", "400", "401", "403", "409", "429"]));
+    // spec: sign-up 400/429 bodies are {statusCode, message}
+    const signUp = doc.paths["/api/v1/waitlist/{waitlistKey}/sign-up"].post;
+    expect(Object.keys(signUp.responses["400"].content["application/json"].schema.properties).sort()).toEqual(["data", "message", "statusCode"]);
   });
 
   test("Swagger UI and its assets are served by the binary, with no third-party URL", async () => {
