@@ -11,17 +11,22 @@ import { waitlistRoutes } from "./waitlists/routes";
 import { subscriberRoutes } from "./subscribers/routes";
 import { tagRoutes } from "./tags/routes";
 import { analyticsRoutes } from "./analytics/routes";
+import { webhookRoutes } from "./webhooks/routes";
+import { pageRoutes } from "./pages/routes";
 import { apiDocs } from "./docs/openapi";
+import type { Dispatcher } from "./outbox/dispatcher";
 
 export interface AppDeps {
   config: Config;
   db: Db;
   log: Logger;
+  dispatcher: Dispatcher;
 }
 
 export function buildApp(deps: AppDeps) {
-  const { db } = deps;
+  const { db, config } = deps;
   const api = apiGuard(deps);
+  const dispatch = deps.dispatcher.dispatch;
   const app: Elysia = new Elysia({ normalize: false })
     .use(errorHandler({ log: deps.log, routes: () => app.routes }))
     .use(requestLog(deps.log))
@@ -40,10 +45,12 @@ export function buildApp(deps: AppDeps) {
       { response: { 200: t.Object({ status: t.String() }), 503: t.Object({ status: t.String() }) }, detail: { tags: ["Operations"], summary: "Health check (database round trip)" } },
     )
     .use(accountRoutes({ db, api }))
-    .use(waitlistRoutes({ db, config: deps.config, api }))
-    .use(subscriberRoutes({ db, config: deps.config, api }))
-    .use(tagRoutes({ db, config: deps.config, api }))
-    .use(analyticsRoutes({ db, config: deps.config, api }))
+    .use(waitlistRoutes({ db, config, api }))
+    .use(subscriberRoutes({ db, config, api, dispatch }))
+    .use(tagRoutes({ db, config, api, dispatch }))
+    .use(analyticsRoutes({ db, config, api }))
+    .use(webhookRoutes({ db, config, api }))
+    .use(pageRoutes({ db, config, dispatch }))
     .use(apiDocs()) as unknown as Elysia;
   return app;
 }

@@ -47,7 +47,7 @@ describe("POST .../log-view", () => {
     // no body at all is allowed (spec: body optional)
     const bare = await fetch(`${s.url}${path}/log-view`, { method: "POST", headers: { "x-api-key": key, "user-agent": "Browser C" } });
     expect(bare.status).toBe(200);
-    expect((await bare.json()).success).toBe(true);
+    expect(((await bare.json()) as { success: boolean }).success).toBe(true);
   });
 
   test("no raw IP is kept for views: the dedupe key is a salted hash", async () => {

@@ -4,6 +4,8 @@ import { openDatabase } from "../db/client";
 import { createLogger } from "../log";
 import { buildApp } from "../app";
 import { startJobs } from "../jobs";
+import { createDispatcher } from "../outbox/dispatcher";
+import { releaseHeldEmails } from "../outbox/store";
 
 const DRAIN_MS = 10_000;
 const MAX_BODY_BYTES = 1024 * 1024;
@@ -12,12 +14,15 @@ export async function serve(flags: Map<string, string>, env: Record<string, stri
   const config = loadConfig(env, flags);
   const log = createLogger(config.logLevel);
   const db = await openDatabase({ url: config.databaseUrl, authToken: config.databaseAuthToken });
-  const app = buildApp({ config, db, log });
+  const dispatcher = createDispatcher({ db, config, log });
+  // emails kept while SMTP_URL was unset go out once it is set
+  if (config.smtpUrl) await releaseHeldEmails(db);
+  const app = buildApp({ config, db, log, dispatcher });
   app.listen({ port: config.port, hostname: config.host, maxRequestBodySize: MAX_BODY_BYTES });
   const server = app.server!;
   // PORT=0 binds a free port; the derived BASE_URL follows it
   if (config.baseUrl === "http://localhost:0") config.baseUrl = `http://localhost:${server.port}`;
-  const jobs = startJobs(db, log);
+  const jobs = startJobs({ db, dispatcher }, log);
   log.info("listening", { host: config.host, port: server.port, base_url: config.baseUrl, database: config.databaseUrl.startsWith("file:") ? config.databaseUrl : "libsql server" });
 
   let stopping = false;
@@ -29,6 +34,8 @@ export async function serve(flags: Map<string, string>, env: Record<string, stri
     const timedOut = await Promise.race([drained.then(() => false), Bun.sleep(DRAIN_MS).then(() => true)]);
     if (timedOut) await server.stop(true);
     await jobs.stop();
+    await dispatcher.drain(DRAIN_MS);
+    dispatcher.close();
     db.$client.close();
     log.info("stopped", { signal, drained: !timedOut });
     process.exit(0);

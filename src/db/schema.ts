@@ -114,6 +114,8 @@ export const subscribers = sqliteTable(
     referringDomain: text("referring_domain"),
     ipAddress: text("ip_address"),
     fingerprint: text("fingerprint"),
+    /** Fraud rules apply to this sign-up's referral (form, or API with client_ip/fingerprint); kept for confirmation. */
+    fraudChecks: integer("fraud_checks", { mode: "boolean" }).notNull().default(false),
     country: text("country"),
     city: text("city"),
     timezone: text("timezone"),
@@ -221,3 +223,36 @@ export const meta = sqliteTable("meta", {
   key: text("key").primaryKey(),
   value: text("value").notNull(),
 });
+
+export const OUTBOX_KINDS = ["email", "webhook"] as const;
+export const OUTBOX_STATUSES = ["pending", "sent", "failed"] as const;
+
+/**
+ * Durable outbox of emails and webhook deliveries: a row is written in the same transaction as
+ * the change that causes it, first tried right after the commit, then retried by a job until
+ * sent or failed (DESIGN §4 Events). `payload` is filled from the committed state just after the
+ * commit; a row left without one (a crash in between) is rendered at delivery.
+ */
+export const outbox = sqliteTable(
+  "outbox",
+  {
+    id: text("id").primaryKey(),
+    kind: text("kind", { enum: OUTBOX_KINDS }).notNull(),
+    /** webhook: the event type; email: the template (confirmation, welcome). */
+    topic: text("topic").notNull(),
+    waitlistId: text("waitlist_id").notNull().references(() => waitlists.id, { onDelete: "cascade" }),
+    subscriberId: text("subscriber_id"),
+    /** referral.credited: the referrer. */
+    relatedId: text("related_id"),
+    payload: text("payload"),
+    status: text("status", { enum: OUTBOX_STATUSES }).notNull().default("pending"),
+    attempts: integer("attempts").notNull().default(0),
+    nextAttemptAt: integer("next_attempt_at").notNull(),
+    lockedUntil: integer("locked_until"),
+    lastError: text("last_error"),
+    lastStatus: integer("last_status"),
+    createdAt: integer("created_at").notNull(),
+    sentAt: integer("sent_at"),
+  },
+  (t) => [index("outbox_due_idx").on(t.status, t.nextAttemptAt), index("outbox_waitlist_idx").on(t.waitlistId, t.createdAt)],
+);

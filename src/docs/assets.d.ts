@@ -11,3 +11,7 @@ declare module "*.mmdb" {
   const path: string;
   export default path;
 }
+declare module "*.css" {
+  const text: string;
+  export default text;
+}

@@ -5,20 +5,32 @@ import type { Db } from "../db/client";
 import type { Logger } from "../log";
 import { pruneRateLimits } from "../http/rate-limit";
 import { pruneViewDedupe } from "../analytics/service";
+import { pruneSent } from "../outbox/store";
+import type { Dispatcher } from "../outbox/dispatcher";
+
+export interface JobContext {
+  db: Db;
+  dispatcher: Dispatcher;
+}
 
 interface Job {
   name: string;
   schedule: string;
-  run: (db: Db) => Promise<unknown>;
+  /** How long the lease is held; shorter than the interval between runs. */
+  leaseMs: number;
+  run: (ctx: JobContext) => Promise<unknown>;
 }
 
 const HOUR = 3_600_000;
 
 export const JOBS: Job[] = [
-  // rate-limit windows are kept for an hour (DESIGN §1)
-  { name: "prune-rate-limits", schedule: "17 * * * * *", run: (db) => db.$client.execute(pruneRateLimits(now() - HOUR)) },
+  // DESIGN §4: the outbox retry job runs every 5 s
+  { name: "outbox-retry", schedule: "*/5 * * * * *", leaseMs: 4_000, run: ({ dispatcher }) => dispatcher.runDue(50) },
+  // rate-limit windows are kept for an hour, delivered outbox rows 30 days (DESIGN §1)
+  { name: "prune-rate-limits", schedule: "17 * * * * *", leaseMs: 55_000, run: ({ db }) => db.$client.execute(pruneRateLimits(now() - HOUR)) },
+  { name: "prune-outbox", schedule: "0 23 * * * *", leaseMs: 55_000, run: ({ db }) => pruneSent(db) },
   // view dedupe rows live 24 h from the first counted view (DESIGN §4)
-  { name: "prune-view-dedupe", schedule: "37 */5 * * * *", run: (db) => pruneViewDedupe(db) },
+  { name: "prune-view-dedupe", schedule: "37 */5 * * * *", leaseMs: 55_000, run: ({ db }) => pruneViewDedupe(db) },
 ];
 
 /** True when this instance holds (or just took) the job's lease. */
@@ -34,7 +46,8 @@ export async function takeLease(db: Db, name: string, holder: string, ttlMs: num
   return result.rows.length === 1;
 }
 
-export function startJobs(db: Db, log: Logger, jobs: Job[] = JOBS): { stop: () => Promise<void> } {
+export function startJobs(ctx: JobContext, log: Logger, jobs: Job[] = JOBS): { stop: () => Promise<void> } {
+  const { db } = ctx;
   const holder = token(16);
   const running = new Set<Promise<void>>();
   const crons = jobs.map(
@@ -42,7 +55,7 @@ export function startJobs(db: Db, log: Logger, jobs: Job[] = JOBS): { stop: () =
       new Cron(job.schedule, { protect: true }, () => {
         const p = (async () => {
           try {
-            if (await takeLease(db, job.name, holder, 55_000)) await job.run(db);
+            if (await takeLease(db, job.name, holder, job.leaseMs)) await job.run(ctx);
           } catch (err) {
             log.error("job failed", { job: job.name, error: err instanceof Error ? err.message : String(err) });
           }

@@ -8,11 +8,13 @@ import { checkCustomFields } from "./metadata";
 import type { UpdateInput } from "./model";
 import { findSubscriber } from "./query";
 import { rankChange } from "./rank";
-import { thankYouUrl } from "./view";
+import { subscriberView, thankYouUrl } from "./view";
+import { nothing, webhookEvent, type Dispatch } from "../outbox/events";
+import { envelope } from "../outbox/render";
 
 const clean = (v: string | null) => (v?.trim() ? v.trim() : null);
 
-export async function updateSubscriber(db: Db, waitlist: Waitlist, idOrEmail: string, input: UpdateInput, baseUrl: string) {
+export async function updateSubscriber(db: Db, waitlist: Waitlist, idOrEmail: string, input: UpdateInput, baseUrl: string, dispatch: Dispatch) {
   if (!input || Object.keys(input).length === 0) throw badRequest("Provide at least one field to update: name, phone, points or metadata");
   for (let attempt = 0; attempt < 5; attempt++) {
     const row = await findSubscriber(db, waitlist.id, idOrEmail);
@@ -36,17 +38,20 @@ export async function updateSubscriber(db: Db, waitlist: Waitlist, idOrEmail: st
     // the metadata read above guards the write: a concurrent merge makes this one re-read and retry
     const guard = sql`id = ${row.id} AND metadata = ${row.metadata}`;
     const stillSame = sql`EXISTS (SELECT 1 FROM subscribers WHERE ${guard})`;
+    // changes() chains the statements after the UPDATE to it having taken effect (an outbox insert adds exactly one row)
+    const out = webhookEvent(nothing(), waitlist, "subscriber.updated", row.id, sql`changes() = 1`);
     const results = await db.batch([
       db.run(rankChange(row.id, -1, stillSame)),
       db.all<{ id: string }>(sql`UPDATE subscribers SET ${set} WHERE ${guard} RETURNING id`),
-      // changes(): the UPDATE just before took effect
+      ...out.statements.map((st) => db.run(st)),
       db.run(rankChange(row.id, 1, sql`changes() = 1`)),
       db.all<{ name: string | null; phone: string | null; points: number; metadata: string }>(
         sql`SELECT name, phone, points, metadata FROM subscribers WHERE id = ${row.id}`,
       ),
     ]);
     if ((results[1] as { id: string }[]).length === 0) continue;
-    const updated = (results[3] as { name: string | null; phone: string | null; points: number; metadata: string }[])[0];
+    dispatch(out.ids);
+    const updated = (results[results.length - 1] as { name: string | null; phone: string | null; points: number; metadata: string }[])[0];
     return {
       id: row.id,
       email: row.email,
@@ -64,8 +69,13 @@ export async function updateSubscriber(db: Db, waitlist: Waitlist, idOrEmail: st
  * Deletes in one transaction: the referrer loses this referral's points and one referral_count,
  * the subscriber leaves the rank counters and the total, and positions behind it close up at once.
  */
-export async function deleteSubscriber(db: Db, waitlist: Waitlist, idOrEmail: string) {
+export async function deleteSubscriber(db: Db, waitlist: Waitlist, idOrEmail: string, baseUrl: string, dispatch: Dispatch) {
   const row = await findSubscriber(db, waitlist.id, idOrEmail);
+  // the event carries the subscriber as it was, so its payload is fixed now
+  const snapshot = subscriberView(row, waitlist, baseUrl);
+  const out = webhookEvent(nothing(), waitlist, "subscriber.deleted", row.id, sql`changes() = 1`, {
+    payload: (id, createdAt) => JSON.stringify(envelope(id, "subscriber.deleted", createdAt, waitlist, { subscriber: snapshot })),
+  });
   const credit = sql`(SELECT referrer_id FROM referrals WHERE referee_id = ${row.id} AND credited = 1)`;
   const hasCredit = sql`EXISTS (SELECT 1 FROM referrals WHERE referee_id = ${row.id} AND credited = 1)`;
   const results = await db.batch([
@@ -78,7 +88,9 @@ export async function deleteSubscriber(db: Db, waitlist: Waitlist, idOrEmail: st
       WHERE id = ${waitlist.id} AND EXISTS (SELECT 1 FROM subscribers WHERE id = ${row.id} AND seq IS NOT NULL)`),
     db.run(sql`UPDATE subscribers SET referrer_id = NULL WHERE referrer_id = ${row.id}`),
     db.all<{ id: string }>(sql`DELETE FROM subscribers WHERE id = ${row.id} RETURNING id`),
+    ...out.statements.map((st) => db.run(st)),
   ]);
-  if ((results[results.length - 1] as { id: string }[]).length === 0) throw notFound("Subscriber not found");
+  if ((results[6] as { id: string }[]).length === 0) throw notFound("Subscriber not found");
+  dispatch(out.ids);
   return { success: true, message: "Subscriber deleted" };
 }

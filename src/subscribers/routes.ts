@@ -10,6 +10,7 @@ import { signUp } from "./signup";
 import { getSubscriber, listSubscribers } from "./query";
 import { deleteSubscriber, updateSubscriber } from "./manage";
 import { exportCsv } from "./export";
+import type { Dispatch } from "../outbox/events";
 
 const WaitlistParams = t.Object({ waitlistKey: t.String() });
 const SubscriberParams = t.Object({ waitlistKey: t.String(), idOrEmail: t.String({ description: "Subscriber id, or email (URL-encoded)" }) });
@@ -24,8 +25,8 @@ function refererHost(request: Request): string | null {
   }
 }
 
-export function subscriberRoutes(deps: { db: Db; config: Config; api: ReturnType<typeof apiGuard> }) {
-  const { db, config } = deps;
+export function subscriberRoutes(deps: { db: Db; config: Config; api: ReturnType<typeof apiGuard>; dispatch: Dispatch }) {
+  const { db, config, dispatch } = deps;
   const subscribers = { key: "any", bucket: "subscribers", minPlan: "growth" } as const;
   return new Elysia({ name: "subscribers/routes", prefix: "/api/v1/waitlist/:waitlistKey" })
     .use(deps.api)
@@ -37,6 +38,7 @@ export function subscriberRoutes(deps: { db: Db; config: Config; api: ReturnType
           requestIp: clientIp(request, server, config.trustProxy),
           refererHost: refererHost(request),
           baseUrl: config.baseUrl,
+          dispatch,
         }),
       {
         api: { key: "any", bucket: "subscribers", errors: "signup" },
@@ -81,7 +83,7 @@ export function subscriberRoutes(deps: { db: Db; config: Config; api: ReturnType
       async ({ auth, params, body }) => ({
         success: true,
         message: "Subscriber updated",
-        data: { subscriber: await updateSubscriber(db, auth.waitlist!, params.idOrEmail, body, config.baseUrl) },
+        data: { subscriber: await updateSubscriber(db, auth.waitlist!, params.idOrEmail, body, config.baseUrl, dispatch) },
       }),
       {
         api: subscribers,
@@ -91,7 +93,7 @@ export function subscriberRoutes(deps: { db: Db; config: Config; api: ReturnType
         detail: { tags: ["Subscribers"], summary: "Update a subscriber", description: "Omitted fields are unchanged; metadata is merged (null removes a key); points re-rank at once." },
       },
     )
-    .delete("/subscribers/:idOrEmail", async ({ auth, params }) => deleteSubscriber(db, auth.waitlist!, params.idOrEmail), {
+    .delete("/subscribers/:idOrEmail", async ({ auth, params }) => deleteSubscriber(db, auth.waitlist!, params.idOrEmail, config.baseUrl, dispatch), {
       api: subscribers,
       params: SubscriberParams,
       response: { 200: MessageResponse, ...errorResponses(400, 401, 403, 404, 429) },

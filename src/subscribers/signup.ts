@@ -11,6 +11,7 @@ import { locate } from "./geo";
 import { splitMetadata } from "./metadata";
 import type { SignUpInput } from "./model";
 import { rankChange } from "./rank";
+import { email, nothing, webhookEvent, type Dispatch, type Outgoing } from "../outbox/events";
 import { selectSubscribers, thankYouUrl, type SubscriberRow } from "./view";
 
 export interface SignUpContext {
@@ -20,9 +21,10 @@ export interface SignUpContext {
   /** Host of the HTTP Referer, the default referring_domain. */
   refererHost: string | null;
   baseUrl: string;
+  dispatch: Dispatch;
 }
 
-const dayOf = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+export const dayOf = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 
 function cleanText(value: string | null | undefined): string | null {
   const v = value?.trim();
@@ -83,6 +85,7 @@ export async function signUp(db: Db, waitlist: Waitlist, input: SignUpInput, ctx
     referrerId: signals.referrer?.id ?? null,
     ip,
     fingerprint: reserved.fingerprint,
+    fraudChecks: checkFraud,
     ...place,
     joinedWith: ctx.joinedWith,
     at,
@@ -91,11 +94,13 @@ export async function signUp(db: Db, waitlist: Waitlist, input: SignUpInput, ctx
   for (let attempt = 0; ; attempt++) {
     const id = token(20);
     try {
+      const out = nothing();
       const rows = pending
-        ? await insertPending(db, waitlist, id, base)
-        : await insertConfirmed(db, waitlist, id, base, signals.referrer ? { referrerId: signals.referrer.id, reason } : null);
+        ? await insertPending(db, waitlist, id, base, out)
+        : await insertConfirmed(db, waitlist, id, base, signals.referrer ? { referrerId: signals.referrer.id, reason } : null, out);
       const row = rows[0];
       if (row.id !== id) return alreadyRegistered(row, waitlist, ctx.baseUrl); // a concurrent sign-up of the same email won
+      ctx.dispatch(out.ids);
       return newSignUp(row, waitlist, ctx.baseUrl);
     } catch (err) {
       // a referral code or token collided: draw new ones (astronomically rare)
@@ -134,6 +139,7 @@ type Base = {
   referrerId: string | null;
   ip: string | null;
   fingerprint: string | null;
+  fraudChecks: boolean;
   country: string | null;
   city: string | null;
   timezone: string | null;
@@ -141,22 +147,28 @@ type Base = {
   at: number;
 };
 
-function insertSubscriber(id: string, waitlistId: string, b: Base, status: "pending" | "confirmed", points: number, seq: SQL) {
+/** Every subscriber starts pending and unranked; `confirmation` makes it confirmed (at once, or from the emailed link). */
+function insertSubscriber(id: string, waitlistId: string, b: Base, seq: SQL, confirmToken: string | null) {
   return sql`INSERT INTO subscribers (id, waitlist_id, email, name, phone, status, deliverability, points, seq, referral_code, sign_up_token,
-      confirm_token, referred_by, referrer_id, metadata, referring_domain, ip_address, fingerprint, country, city, timezone, joined_with,
+      confirm_token, referred_by, referrer_id, metadata, referring_domain, ip_address, fingerprint, fraud_checks, country, city, timezone, joined_with,
       joined_at, confirmed_at, updated_at)
-    VALUES (${id}, ${waitlistId}, ${b.email}, ${b.name}, ${b.phone}, ${status}, ${b.deliverability}, ${points}, ${seq}, ${token(8)}, ${token(24)},
-      ${status === "pending" ? token(32) : null}, ${b.referredBy}, ${b.referrerId}, ${b.metadata}, ${b.referringDomain}, ${b.ip}, ${b.fingerprint},
-      ${b.country}, ${b.city}, ${b.timezone}, ${b.joinedWith}, ${b.at}, ${status === "confirmed" ? b.at : null}, ${b.at})
+    VALUES (${id}, ${waitlistId}, ${b.email}, ${b.name}, ${b.phone}, 'pending', ${b.deliverability}, 0, ${seq}, ${token(8)}, ${token(24)},
+      ${confirmToken}, ${b.referredBy}, ${b.referrerId}, ${b.metadata}, ${b.referringDomain}, ${b.ip}, ${b.fingerprint}, ${b.fraudChecks ? 1 : 0},
+      ${b.country}, ${b.city}, ${b.timezone}, ${b.joinedWith}, ${b.at}, NULL, ${b.at})
     ON CONFLICT (waitlist_id, email) DO NOTHING`;
 }
 
-async function insertPending(db: Db, waitlist: Waitlist, id: string, b: Base) {
-  const [, rows] = await db.batch([
-    db.run(insertSubscriber(id, waitlist.id, b, "pending", 0, sql`NULL`)),
+/** Double opt-in: the subscriber waits unranked; the confirmation email goes out with the insert. */
+async function insertPending(db: Db, waitlist: Waitlist, id: string, b: Base, out: Outgoing) {
+  const isNew = sql`EXISTS (SELECT 1 FROM subscribers WHERE id = ${id})`;
+  email(out, waitlist, "confirmation", id, isNew);
+  webhookEvent(out, waitlist, "subscriber.pending", id, isNew);
+  const results = await db.batch([
+    db.run(insertSubscriber(id, waitlist.id, b, sql`NULL`, token(32))),
+    ...out.statements.map((st) => db.run(st)),
     selectSubscribers(db, sql`s.waitlist_id = ${waitlist.id} AND s.email = ${b.email}`),
-  ]);
-  return rows;
+  ] as any);
+  return results[results.length - 1] as SubscriberRow[];
 }
 
 /**
@@ -164,34 +176,68 @@ async function insertPending(db: Db, waitlist: Waitlist, id: string, b: Base) {
  * referrer. Every statement after the insert is conditional on the new row existing, so a
  * concurrent sign-up of the same email changes nothing here.
  */
-async function insertConfirmed(db: Db, waitlist: Waitlist, id: string, b: Base, referral: { referrerId: string; reason: FraudReason | null } | null) {
-  const points = waitlist.referralEnabled ? waitlist.signupPoints : 0;
+async function insertConfirmed(
+  db: Db,
+  waitlist: Waitlist,
+  id: string,
+  b: Base,
+  referral: { referrerId: string; reason: FraudReason | null } | null,
+  out: Outgoing,
+) {
   const isNew = sql`EXISTS (SELECT 1 FROM subscribers WHERE id = ${id})`;
   const statements = [
-    db.run(sql`UPDATE waitlists SET last_seq = last_seq + 1, subscribers_count = subscribers_count + 1
-      WHERE id = ${waitlist.id} AND NOT EXISTS (SELECT 1 FROM subscribers WHERE waitlist_id = ${waitlist.id} AND email = ${b.email})`),
-    db.run(insertSubscriber(id, waitlist.id, b, "confirmed", points, sql`(SELECT last_seq FROM waitlists WHERE id = ${waitlist.id})`)),
-    db.run(rankChange(id, 1)),
-    db.run(sql`INSERT INTO daily_stats (waitlist_id, date, sign_ups, views) SELECT ${waitlist.id}, ${dayOf(b.at)}, 1, 0 WHERE ${isNew}
-      ON CONFLICT (waitlist_id, date) DO UPDATE SET sign_ups = sign_ups + 1`),
-    ...(referral ? creditReferral(db, waitlist, id, referral.referrerId, referral.reason, b.at, isNew) : []),
+    sql`UPDATE waitlists SET last_seq = last_seq + 1
+      WHERE id = ${waitlist.id} AND NOT EXISTS (SELECT 1 FROM subscribers WHERE waitlist_id = ${waitlist.id} AND email = ${b.email})`,
+    insertSubscriber(id, waitlist.id, b, sql`(SELECT last_seq FROM waitlists WHERE id = ${waitlist.id})`, null),
+    ...confirmation(waitlist, id, b.at, isNew, referral, out, "subscriber.created"),
   ];
-  const results = await db.batch([...statements, selectSubscribers(db, sql`s.waitlist_id = ${waitlist.id} AND s.email = ${b.email}`)] as any);
+  const results = await db.batch([...statements.map((st) => db.run(st)), selectSubscribers(db, sql`s.waitlist_id = ${waitlist.id} AND s.email = ${b.email}`)] as any);
   return results[results.length - 1] as SubscriberRow[];
 }
 
+/**
+ * What makes a subscriber confirmed, ranked and counted: status, sign-up points, rank counters,
+ * totals, the referral credit, and the outbox rows (event, welcome email). Shared by sign-up
+ * without double opt-in and by following the confirmation link. `seq` must already be set.
+ */
+export function confirmation(
+  waitlist: Waitlist,
+  id: string,
+  at: number,
+  onlyIf: SQL,
+  referral: { referrerId: string; reason: FraudReason | null } | null,
+  out: Outgoing,
+  event: "subscriber.created" | "subscriber.confirmed",
+): SQL[] {
+  const points = waitlist.referralEnabled ? waitlist.signupPoints : 0;
+  const deliverability = event === "subscriber.confirmed" ? sql`'confirmed'` : sql`deliverability`;
+  webhookEvent(out, waitlist, event, id, onlyIf);
+  if (referral?.reason === null) webhookEvent(out, waitlist, "referral.credited", id, onlyIf, { relatedId: referral.referrerId });
+  if (waitlist.welcomeEnabled) email(out, waitlist, "welcome", id, onlyIf);
+  return [
+    sql`UPDATE subscribers SET status = 'confirmed', points = ${points}, deliverability = ${deliverability}, confirmed_at = ${at}, updated_at = ${at}
+      WHERE id = ${id} AND ${onlyIf}`,
+    rankChange(id, 1, onlyIf),
+    sql`UPDATE waitlists SET subscribers_count = subscribers_count + 1 WHERE id = ${waitlist.id} AND ${onlyIf}`,
+    sql`INSERT INTO daily_stats (waitlist_id, date, sign_ups, views) SELECT ${waitlist.id}, ${dayOf(at)}, 1, 0 WHERE ${onlyIf}
+      ON CONFLICT (waitlist_id, date) DO UPDATE SET sign_ups = sign_ups + 1`,
+    ...(referral ? creditReferral(waitlist, id, referral.referrerId, referral.reason, at, onlyIf) : []),
+    ...out.statements,
+  ];
+}
+
 /** Records the referral; when credited, moves the referrer up by referral_points (only while the program is on). */
-function creditReferral(db: Db, waitlist: Waitlist, refereeId: string, referrerId: string, reason: FraudReason | null, at: number, isNew: SQL) {
+function creditReferral(waitlist: Waitlist, refereeId: string, referrerId: string, reason: FraudReason | null, at: number, onlyIf: SQL): SQL[] {
   const credited = reason === null;
   const points = credited && waitlist.referralEnabled ? waitlist.referralPoints : 0;
-  const record = db.run(sql`INSERT INTO referrals (id, waitlist_id, referrer_id, referee_id, credited, reason, points, created_at)
-    SELECT ${token(20)}, ${waitlist.id}, ${referrerId}, ${refereeId}, ${credited ? 1 : 0}, ${reason}, ${points}, ${at} WHERE ${isNew}`);
+  const record = sql`INSERT INTO referrals (id, waitlist_id, referrer_id, referee_id, credited, reason, points, created_at)
+    SELECT ${token(20)}, ${waitlist.id}, ${referrerId}, ${refereeId}, ${credited ? 1 : 0}, ${reason}, ${points}, ${at} WHERE ${onlyIf}`;
   if (!credited) return [record];
   return [
     record,
-    db.run(rankChange(referrerId, -1, isNew)),
-    db.run(sql`UPDATE subscribers SET points = points + ${points}, referral_count = referral_count + 1, updated_at = ${at} WHERE id = ${referrerId} AND ${isNew}`),
-    db.run(rankChange(referrerId, 1, isNew)),
+    rankChange(referrerId, -1, onlyIf),
+    sql`UPDATE subscribers SET points = points + ${points}, referral_count = referral_count + 1, updated_at = ${at} WHERE id = ${referrerId} AND ${onlyIf}`,
+    rankChange(referrerId, 1, onlyIf),
   ];
 }
 

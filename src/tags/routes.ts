@@ -5,6 +5,7 @@ import type { Db } from "../db/client";
 import { TAG_COLORS } from "../db/schema";
 import type { apiGuard } from "../http/api";
 import { errorResponses } from "../http/errors";
+import type { Dispatch } from "../outbox/events";
 import { SubscriberResponse } from "../subscribers/model";
 import { getSubscriber } from "../subscribers/query";
 import { createTag, deleteTag, listTags, tagSubscriber, TAG_NAME_MAX, untagSubscriber } from "./service";
@@ -12,8 +13,8 @@ import { createTag, deleteTag, listTags, tagSubscriber, TAG_NAME_MAX, untagSubsc
 const Tag = t.Object({ id: t.String(), name: t.String(), color: t.String() });
 const Color = t.Union(TAG_COLORS.map((c) => t.Literal(c)));
 
-export function tagRoutes(deps: { db: Db; config: Config; api: ReturnType<typeof apiGuard> }) {
-  const { db, config } = deps;
+export function tagRoutes(deps: { db: Db; config: Config; api: ReturnType<typeof apiGuard>; dispatch: Dispatch }) {
+  const { db, config, dispatch } = deps;
   const policy = { key: "any", bucket: "subscribers", minPlan: "growth" } as const;
   return new Elysia({ name: "tags/routes", prefix: "/api/v1/waitlist/:waitlistKey" })
     .use(deps.api)
@@ -47,7 +48,7 @@ export function tagRoutes(deps: { db: Db; config: Config; api: ReturnType<typeof
     .post(
       "/subscribers/:idOrEmail/tags",
       async ({ auth, params, body }) => {
-        const id = await tagSubscriber(db, auth.waitlist!.id, params.idOrEmail, body.tags);
+        const id = await tagSubscriber(db, auth.waitlist!, params.idOrEmail, body.tags, dispatch);
         return { success: true, data: { subscriber: await getSubscriber(db, auth.waitlist!, id, config.baseUrl) } };
       },
       {
@@ -61,7 +62,7 @@ export function tagRoutes(deps: { db: Db; config: Config; api: ReturnType<typeof
     .delete(
       "/subscribers/:idOrEmail/tags/:tagIdOrName",
       async ({ auth, params }) => {
-        const id = await untagSubscriber(db, auth.waitlist!.id, params.idOrEmail, params.tagIdOrName);
+        const id = await untagSubscriber(db, auth.waitlist!, params.idOrEmail, params.tagIdOrName, dispatch);
         return { success: true, data: { subscriber: await getSubscriber(db, auth.waitlist!, id, config.baseUrl) } };
       },
       {

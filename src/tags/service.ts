@@ -2,10 +2,12 @@
 import { and, eq, sql } from "drizzle-orm";
 import { now, token } from "../clock";
 import type { Db } from "../db/client";
-import { subscriberTags, tags, TAG_COLORS } from "../db/schema";
+import { tags, TAG_COLORS } from "../db/schema";
 import { AppError, badRequest, conflict, notFound } from "../http/errors";
 import { isUniqueViolation } from "../account/service";
 import { findSubscriber } from "../subscribers/query";
+import type { Waitlist } from "../http/api";
+import { nothing, webhookEvent, type Dispatch } from "../outbox/events";
 
 export const TAG_NAME_MAX = 40;
 export const TAGS_PER_WAITLIST = 100;
@@ -57,13 +59,21 @@ export async function deleteTag(db: Db, waitlistId: string, idOrName: string) {
 }
 
 /** Attaches tags by id or name; a name the waitlist does not have yet becomes a new gray tag. */
-export async function tagSubscriber(db: Db, waitlistId: string, idOrEmail: string, refs: string[]) {
-  const subscriber = await findSubscriber(db, waitlistId, idOrEmail);
+export async function tagSubscriber(db: Db, waitlist: Waitlist, idOrEmail: string, refs: string[], dispatch: Dispatch) {
+  const subscriber = await findSubscriber(db, waitlist.id, idOrEmail);
+  const tagIds: string[] = [];
   for (const ref of refs) {
     if (!ref.trim()) throw badRequest("tags must not contain blank names");
-    const tag = (await findTag(db, waitlistId, ref)) ?? (await createTagOrExisting(db, waitlistId, ref));
-    await db.insert(subscriberTags).values({ subscriberId: subscriber.id, tagId: tag.id }).onConflictDoNothing();
+    tagIds.push(((await findTag(db, waitlist.id, ref)) ?? (await createTagOrExisting(db, waitlist.id, ref))).id);
   }
+  // the subscriber.updated event is written with the change, and only if a tag was actually added
+  const out = webhookEvent(nothing(), waitlist, "subscriber.updated", subscriber.id, sql`changes() > 0`);
+  await db.batch([
+    db.run(sql`INSERT INTO subscriber_tags (subscriber_id, tag_id)
+      SELECT ${subscriber.id}, value FROM json_each(${JSON.stringify(tagIds)}) WHERE true ON CONFLICT DO NOTHING`),
+    ...out.statements.map((st) => db.run(st)),
+  ] as any);
+  dispatch(out.ids);
   return subscriber.id;
 }
 
@@ -77,10 +87,15 @@ async function createTagOrExisting(db: Db, waitlistId: string, name: string) {
   }
 }
 
-export async function untagSubscriber(db: Db, waitlistId: string, idOrEmail: string, tagIdOrName: string) {
-  const subscriber = await findSubscriber(db, waitlistId, idOrEmail);
-  const tag = await findTag(db, waitlistId, tagIdOrName);
+export async function untagSubscriber(db: Db, waitlist: Waitlist, idOrEmail: string, tagIdOrName: string, dispatch: Dispatch) {
+  const subscriber = await findSubscriber(db, waitlist.id, idOrEmail);
+  const tag = await findTag(db, waitlist.id, tagIdOrName);
   if (!tag) throw notFound("Tag not found");
-  await db.delete(subscriberTags).where(and(eq(subscriberTags.subscriberId, subscriber.id), eq(subscriberTags.tagId, tag.id)));
+  const out = webhookEvent(nothing(), waitlist, "subscriber.updated", subscriber.id, sql`changes() > 0`);
+  await db.batch([
+    db.run(sql`DELETE FROM subscriber_tags WHERE subscriber_id = ${subscriber.id} AND tag_id = ${tag.id}`),
+    ...out.statements.map((st) => db.run(st)),
+  ] as any);
+  dispatch(out.ids);
   return subscriber.id;
 }

@@ -18,9 +18,9 @@ export const slugify = (name: string): string => name.toLowerCase().replace(/[^a
 
 export const DEFAULT_TEMPLATES = {
   confirmationSubject: "Confirm your spot on the {{waitlist_name}} waitlist",
-  confirmationBody: "Hi {{name}},\n\nPlease confirm your email address to join the {{waitlist_name}} waitlist:\n\n{{confirm_url}}\n\nIf you did not sign up, you can ignore this email.",
+  confirmationBody: "Hi {{name}},\n\nPlease confirm your email address to join the {{waitlist_name}} waitlist:\n\n{{confirm_link}}\n\nIf you did not sign up, you can ignore this email.",
   welcomeSubject: "You're on the {{waitlist_name}} waitlist",
-  welcomeBody: "Hi {{name}},\n\nThanks for joining the {{waitlist_name}} waitlist. You are number {{position}}.\n\nMove up by sharing your link: {{referral_url}}",
+  welcomeBody: "Hi {{name}},\n\nThanks for joining the {{waitlist_name}} waitlist. You are number {{inflated_position}}.\n\nMove up the list by sharing your link: {{referral_link}}\n\nSee your spot any time: {{status_link}}",
 };
 
 function checkName(raw: string): string {

@@ -1,0 +1,103 @@
+// Delivers outbox rows: right after the commit in the background, and from the retry job (DESIGN §4 Events).
+import { eq } from "drizzle-orm";
+import { now } from "../clock";
+import type { Config } from "../config";
+import type { Db } from "../db/client";
+import { waitlists } from "../db/schema";
+import { maskEmail, type Logger } from "../log";
+import { createMailer, type Mailer } from "../email/send";
+import { deliver } from "../webhooks/send";
+import { renderPayload, type Email } from "./render";
+import { abandon, claim, HELD_NO_SMTP, hold, markFailed, markSent, storePayload, type OutboxRow } from "./store";
+
+export interface Dispatcher {
+  /** First attempt of freshly committed rows, without delaying the caller. */
+  dispatch(ids: string[]): void;
+  /** Claims and tries up to `limit` due rows; the retry job calls it. */
+  runDue(limit?: number): Promise<number>;
+  /** Waits for attempts in flight, at most `ms`. */
+  drain(ms: number): Promise<void>;
+  close(): void;
+}
+
+const YEAR_MS = 365 * 86_400_000;
+
+export function createDispatcher(deps: { db: Db; config: Config; log: Logger }): Dispatcher {
+  const { db, config, log } = deps;
+  const mailer: Mailer | null = config.smtpUrl ? createMailer(config.smtpUrl, config.mailFrom) : null;
+  const inFlight = new Set<Promise<void>>();
+
+  async function attempt(row: OutboxRow): Promise<void> {
+    const payload = await renderPayload(db, row, config.baseUrl);
+    if (payload === null) {
+      await abandon(db, row.id, "its subscriber or waitlist no longer exists");
+      return;
+    }
+    if (row.payload === null) await storePayload(db, row.id, payload);
+    if (row.kind === "email") return sendEmail(row, JSON.parse(payload) as Email);
+    return sendWebhook(row, payload);
+  }
+
+  async function sendEmail(row: OutboxRow, email: Email) {
+    if (!mailer) {
+      // DESIGN §3: without SMTP_URL the email is written to the log and kept in the outbox
+      log.info("email not sent: SMTP_URL is not set", { outbox_id: row.id, to: maskEmail(email.to), subject: email.subject, text: email.text });
+      await hold(db, row.id, HELD_NO_SMTP, now() + YEAR_MS);
+      return;
+    }
+    try {
+      await mailer.send(email, row.id);
+      await markSent(db, row.id, null);
+    } catch (err) {
+      const message = (err as Error)?.message ?? String(err);
+      log.warn("email delivery failed", { outbox_id: row.id, attempt: row.attempts, error: message });
+      await markFailed(db, row, message, null);
+    }
+  }
+
+  async function sendWebhook(row: OutboxRow, body: string) {
+    const [w] = await db.select({ url: waitlists.webhookUrl, enabled: waitlists.webhookEnabled, secret: waitlists.signingSecret }).from(waitlists).where(eq(waitlists.id, row.waitlist_id));
+    if (!w?.url || !w.enabled) {
+      await abandon(db, row.id, "the webhook was switched off");
+      return;
+    }
+    const result = await deliver(w.url, w.secret, body, { id: row.id, type: row.topic, createdAt: row.created_at }, { blockPrivate: config.webhookBlockPrivate });
+    if (result.ok) {
+      await markSent(db, row.id, result.status);
+      return;
+    }
+    log.warn("webhook delivery failed", { outbox_id: row.id, event: row.topic, attempt: row.attempts, status: result.status, error: result.error });
+    await markFailed(db, row, result.error ?? "failed", result.status);
+  }
+
+  function track(rows: OutboxRow[]): Promise<void> {
+    const run = Promise.all(
+      rows.map((row) =>
+        attempt(row).catch((err) => log.error("outbox attempt crashed", { outbox_id: row.id, error: (err as Error)?.message ?? String(err) })),
+      ),
+    ).then(() => undefined);
+    inFlight.add(run);
+    run.finally(() => inFlight.delete(run));
+    return run;
+  }
+
+  return {
+    dispatch(ids) {
+      if (ids.length === 0) return;
+      const run = claim(db, ids).then(track, (err) => log.error("outbox claim failed", { error: (err as Error)?.message ?? String(err) }));
+      inFlight.add(run);
+      run.finally(() => inFlight.delete(run));
+    },
+    async runDue(limit = 20) {
+      const rows = await claim(db, null, limit);
+      await track(rows);
+      return rows.length;
+    },
+    async drain(ms) {
+      await Promise.race([Promise.all([...inFlight]), Bun.sleep(ms)]);
+    },
+    close() {
+      mailer?.close();
+    },
+  };
+}

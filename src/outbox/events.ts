@@ -1,0 +1,38 @@
+// Which outbox rows a change writes: webhook events (when the waitlist's webhook is on) and emails (DESIGN §4).
+import { sql, type SQL } from "drizzle-orm";
+import type { Waitlist } from "../http/api";
+import { enqueue } from "./store";
+
+export type EventType = "subscriber.created" | "subscriber.pending" | "subscriber.confirmed" | "subscriber.updated" | "subscriber.deleted" | "referral.credited";
+
+/** Starts delivery of committed outbox rows in the background. */
+export type Dispatch = (ids: string[]) => void;
+
+export interface Outgoing {
+  ids: string[];
+  statements: SQL[];
+}
+
+export const nothing = (): Outgoing => ({ ids: [], statements: [] });
+
+function add(out: Outgoing, e: { id: string; statement: SQL }) {
+  out.ids.push(e.id);
+  out.statements.push(e.statement);
+  return out;
+}
+
+export function webhookEvent(
+  out: Outgoing,
+  w: Pick<Waitlist, "id" | "webhookEnabled" | "webhookUrl">,
+  type: EventType,
+  subscriberId: string,
+  onlyIf: SQL = sql`1`,
+  extra: { relatedId?: string; payload?: (id: string, createdAt: number) => string } = {},
+): Outgoing {
+  if (!w.webhookEnabled || !w.webhookUrl) return out;
+  return add(out, enqueue({ kind: "webhook", topic: type, waitlistId: w.id, subscriberId, relatedId: extra.relatedId, payload: extra.payload }, onlyIf));
+}
+
+export function email(out: Outgoing, w: Pick<Waitlist, "id">, template: "confirmation" | "welcome", subscriberId: string, onlyIf: SQL = sql`1`): Outgoing {
+  return add(out, enqueue({ kind: "email", topic: template, waitlistId: w.id, subscriberId }, onlyIf));
+}

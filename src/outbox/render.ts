@@ -1,0 +1,68 @@
+// Turns an outbox row into what is sent: a webhook envelope (DESIGN §4 Events) or an email, from the committed state.
+import { eq, sql } from "drizzle-orm";
+import type { Db } from "../db/client";
+import { waitlists } from "../db/schema";
+import type { Waitlist } from "../http/api";
+import { renderHtml, renderSubject, renderText, type TemplateValues } from "../email/templates";
+import { selectSubscribers, subscriberView, thankYouUrl, type SubscriberRow } from "../subscribers/view";
+import type { OutboxRow } from "./store";
+
+export interface Email {
+  to: string;
+  subject: string;
+  text: string;
+  html: string;
+}
+
+export const referralLink = (baseUrl: string, slug: string, code: string) => `${baseUrl}/p/${slug}?ref=${encodeURIComponent(code)}`;
+export const confirmLink = (baseUrl: string, token: string) => `${baseUrl}/confirm/${token}`;
+
+export function envelope(id: string, type: string, createdAt: number, w: Pick<Waitlist, "id" | "key" | "slug" | "name">, data: unknown) {
+  return { id, type, created_at: createdAt, waitlist: { id: w.id, key: w.key, slug: w.slug, name: w.name }, data };
+}
+
+async function subscriber(db: Db, id: string | null): Promise<SubscriberRow | undefined> {
+  if (!id) return undefined;
+  return (await selectSubscribers(db, sql`s.id = ${id}`))[0];
+}
+
+export function templateValues(row: SubscriberRow, w: Waitlist, baseUrl: string): TemplateValues {
+  const ranked = row.status === "confirmed" && row.position !== null;
+  return {
+    name: row.name,
+    email: row.email,
+    waitlist_name: w.name,
+    ...(ranked
+      ? {
+          position: Number(row.position),
+          inflated_position: Number(row.position) + w.positionOffset,
+          points: Number(row.points),
+          referral_code: row.referral_code,
+          referral_link: referralLink(baseUrl, w.slug, row.referral_code),
+          status_link: thankYouUrl(baseUrl, row.sign_up_token),
+        }
+      : {}),
+    ...(row.confirm_token ? { confirm_link: confirmLink(baseUrl, row.confirm_token) } : {}),
+  };
+}
+
+/** The payload to send, or null when what it describes is gone (deleted before it was rendered). */
+export async function renderPayload(db: Db, row: OutboxRow, baseUrl: string): Promise<string | null> {
+  if (row.payload !== null) return row.payload;
+  const [w] = await db.select().from(waitlists).where(eq(waitlists.id, row.waitlist_id));
+  if (!w) return null;
+  const sub = await subscriber(db, row.subscriber_id);
+  if (!sub) return null;
+  if (row.kind === "email") {
+    const values = templateValues(sub, w, baseUrl);
+    const [subject, body] = row.topic === "confirmation" ? [w.confirmationSubject, w.confirmationBody] : [w.welcomeSubject, w.welcomeBody];
+    const email: Email = { to: sub.email, subject: renderSubject(subject, values), text: renderText(body, values), html: renderHtml(body, values) };
+    return JSON.stringify(email);
+  }
+  if (row.topic === "referral.credited") {
+    const referrer = await subscriber(db, row.related_id);
+    if (!referrer) return null;
+    return JSON.stringify(envelope(row.id, row.topic, row.created_at, w, { referrer: subscriberView(referrer, w, baseUrl), referee: subscriberView(sub, w, baseUrl) }));
+  }
+  return JSON.stringify(envelope(row.id, row.topic, row.created_at, w, { subscriber: subscriberView(sub, w, baseUrl) }));
+}

@@ -1,0 +1,89 @@
+// The outbox table's operations: enqueue inside a change's transaction, claim with a lease, settle.
+import { sql, type SQL } from "drizzle-orm";
+import { now, token } from "../clock";
+import type { Db } from "../db/client";
+
+/** DESIGN §4: retries about 30 s, 2 m, 10 m, 1 h, 6 h, 24 h after failures, then failed. */
+export const RETRY_DELAYS_MS = [30_000, 120_000, 600_000, 3_600_000, 21_600_000, 86_400_000];
+/** How long a claimed row stays with its claimant before another may take it (a crash mid-send). */
+export const CLAIM_MS = 60_000;
+
+export interface OutboxRow {
+  id: string;
+  kind: "email" | "webhook";
+  topic: string;
+  waitlist_id: string;
+  subscriber_id: string | null;
+  related_id: string | null;
+  payload: string | null;
+  status: string;
+  attempts: number;
+  next_attempt_at: number;
+  created_at: number;
+}
+
+export interface Message {
+  kind: "email" | "webhook";
+  topic: string;
+  waitlistId: string;
+  subscriberId?: string | SQL | null;
+  relatedId?: string | SQL | null;
+  /** Fixed at enqueue (subscriber.deleted: the subscriber as it was, given the event id); otherwise rendered after the commit. */
+  payload?: ((id: string, createdAt: number) => string) | null;
+}
+
+const value = (v: string | SQL | null | undefined): SQL => (v === undefined || v === null ? sql`NULL` : typeof v === "string" ? sql`${v}` : v);
+
+/** An INSERT for the change's own transaction; `onlyIf` ties it to the change having happened. */
+export function enqueue(m: Message, onlyIf: SQL = sql`1`, at = now()): { id: string; statement: SQL } {
+  const id = `evt_${token(24)}`;
+  return {
+    id,
+    statement: sql`INSERT INTO outbox (id, kind, topic, waitlist_id, subscriber_id, related_id, payload, status, attempts, next_attempt_at, created_at)
+      SELECT ${id}, ${m.kind}, ${m.topic}, ${m.waitlistId}, ${value(m.subscriberId)}, ${value(m.relatedId)}, ${m.payload ? m.payload(id, at) : null}, 'pending', 0, ${at}, ${at}
+      WHERE ${onlyIf}`,
+  };
+}
+
+/** Claims the given rows, or up to `limit` due rows, for this attempt (one statement; safe across instances). */
+export async function claim(db: Db, ids: string[] | null, limit = 20, at = now()): Promise<OutboxRow[]> {
+  const which = ids
+    ? sql`id IN (${sql.join(ids.map((id) => sql`${id}`), sql`, `)})`
+    : sql`id IN (SELECT id FROM outbox WHERE status = 'pending' AND next_attempt_at <= ${at}
+        AND (locked_until IS NULL OR locked_until < ${at}) ORDER BY next_attempt_at LIMIT ${limit})`;
+  return db.all<OutboxRow>(sql`UPDATE outbox SET locked_until = ${at + CLAIM_MS}, attempts = attempts + 1
+    WHERE ${which} AND status = 'pending' AND next_attempt_at <= ${at} AND (locked_until IS NULL OR locked_until < ${at})
+    RETURNING *`);
+}
+
+export const storePayload = (db: Db, id: string, payload: string) => db.run(sql`UPDATE outbox SET payload = ${payload} WHERE id = ${id} AND payload IS NULL`);
+
+export const markSent = (db: Db, id: string, status: number | null, at = now()) =>
+  db.run(sql`UPDATE outbox SET status = 'sent', sent_at = ${at}, last_status = ${status}, last_error = NULL, locked_until = NULL WHERE id = ${id}`);
+
+/** After the last retry the row is failed; before it, due again after the schedule's delay ±10%. */
+export function markFailed(db: Db, row: OutboxRow, error: string, status: number | null, random = Math.random, at = now()) {
+  const delay = RETRY_DELAYS_MS[row.attempts - 1];
+  if (delay === undefined) {
+    return db.run(sql`UPDATE outbox SET status = 'failed', last_error = ${error}, last_status = ${status}, locked_until = NULL WHERE id = ${row.id}`);
+  }
+  const due = at + Math.round(delay * (0.9 + 0.2 * random()));
+  return db.run(sql`UPDATE outbox SET next_attempt_at = ${due}, last_error = ${error}, last_status = ${status}, locked_until = NULL WHERE id = ${row.id}`);
+}
+
+/** Keeps a row pending without spending an attempt (an email while SMTP_URL is unset). */
+export const hold = (db: Db, id: string, reason: string, until: number) =>
+  db.run(sql`UPDATE outbox SET attempts = attempts - 1, next_attempt_at = ${until}, last_error = ${reason}, locked_until = NULL WHERE id = ${id}`);
+
+export const HELD_NO_SMTP = "held: SMTP_URL is not set";
+
+/** With SMTP configured, emails held for the lack of it become due now. */
+export const releaseHeldEmails = (db: Db, at = now()) =>
+  db.run(sql`UPDATE outbox SET next_attempt_at = ${at} WHERE kind = 'email' AND status = 'pending' AND last_error = ${HELD_NO_SMTP}`);
+
+/** Sent rows are kept 30 days (DESIGN §1). */
+export const pruneSent = (db: Db, at = now()) => db.run(sql`DELETE FROM outbox WHERE status = 'sent' AND sent_at < ${at - 30 * 86_400_000}`);
+
+/** Gives up on a row at once (what it describes is gone, or its webhook was switched off). */
+export const abandon = (db: Db, id: string, reason: string) =>
+  db.run(sql`UPDATE outbox SET status = 'failed', last_error = ${reason}, locked_until = NULL WHERE id = ${id}`);

@@ -1,0 +1,63 @@
+// Hosted pages (DESIGN §4): thank-you /t/{token}, confirm-pending /pending/{waitlistKey}, confirmation /confirm/{token}.
+import { Elysia, t } from "elysia";
+import { eq, sql } from "drizzle-orm";
+import css from "../../public/pages.css" with { type: "text" };
+// @ts-ignore: a browser script imported as text (no declaration file); Bun embeds it
+import js from "../../public/pages.js" with { type: "text" };
+import type { Config } from "../config";
+import type { Db } from "../db/client";
+import { waitlists } from "../db/schema";
+import type { Dispatch } from "../outbox/events";
+import { confirmSubscriber } from "../subscribers/confirm";
+import { selectSubscribers } from "../subscribers/view";
+import { htmlResponse, notFoundPage } from "./layout";
+import { awaitingConfirmationPage, pendingPage, thankYouPage } from "./thank-you";
+
+const ASSETS: Record<string, { body: string; type: string }> = {
+  "pages.css": { body: css as unknown as string, type: "text/css; charset=utf-8" },
+  "pages.js": { body: js as unknown as string, type: "text/javascript; charset=utf-8" },
+};
+
+export function pageRoutes(deps: { db: Db; config: Config; dispatch: Dispatch }) {
+  const { db, config, dispatch } = deps;
+  const hidden = { detail: { hide: true } };
+  return new Elysia({ name: "pages/routes" })
+    .get(
+      "/assets/:file",
+      ({ params }) => {
+        const asset = ASSETS[params.file];
+        if (!asset) return notFoundPage("Not found", "There is nothing here.");
+        return new Response(asset.body, { headers: { "content-type": asset.type, "cache-control": "public, max-age=3600", "x-content-type-options": "nosniff" } });
+      },
+      hidden,
+    )
+    .get(
+      "/t/:token",
+      async ({ params }) => {
+        const [sub] = await selectSubscribers(db, sql`s.sign_up_token = ${params.token}`);
+        if (!sub) return notFoundPage("Link not found", "This waitlist link is not valid. Check that you copied the whole address.");
+        const [w] = await db.select().from(waitlists).where(eq(waitlists.id, sub.waitlist_id));
+        if (sub.status !== "confirmed" || sub.position === null) return htmlResponse(awaitingConfirmationPage(w));
+        return htmlResponse(thankYouPage(sub, w, config.baseUrl));
+      },
+      { ...hidden, params: t.Object({ token: t.String() }) },
+    )
+    .get(
+      "/pending/:waitlistKey",
+      async ({ params }) => {
+        const [w] = await db.select().from(waitlists).where(eq(waitlists.key, params.waitlistKey));
+        if (!w) return notFoundPage("Waitlist not found", "This waitlist does not exist.");
+        return htmlResponse(pendingPage(w));
+      },
+      { ...hidden, params: t.Object({ waitlistKey: t.String() }) },
+    )
+    .get(
+      "/confirm/:token",
+      async ({ params }) => {
+        const confirmed = await confirmSubscriber(db, params.token, dispatch);
+        if (!confirmed) return notFoundPage("Link not valid", "This confirmation link is not valid or no longer exists. Sign up again to get a new one.");
+        return new Response(null, { status: 303, headers: { location: `${config.baseUrl}/t/${confirmed.signUpToken}`, "cache-control": "no-store" } });
+      },
+      { ...hidden, params: t.Object({ token: t.String() }) },
+    );
+}

@@ -1,0 +1,61 @@
+// The thank-you page /t/{sign_up_token}: position, inflated position, referral link with copy and share buttons.
+import type { Waitlist } from "../http/api";
+import type { SubscriberRow } from "../subscribers/view";
+import { referralLink } from "../outbox/render";
+import { escapeHtml } from "./html";
+import { page } from "./layout";
+
+function shareLinks(link: string, waitlistName: string) {
+  const text = `I just joined the ${waitlistName} waitlist. Join me:`;
+  const u = encodeURIComponent(link);
+  const t = encodeURIComponent(text);
+  return [
+    ["X", `https://twitter.com/intent/tweet?text=${t}&url=${u}`],
+    ["Facebook", `https://www.facebook.com/sharer/sharer.php?u=${u}`],
+    ["LinkedIn", `https://www.linkedin.com/sharing/share-offsite/?url=${u}`],
+    ["WhatsApp", `https://wa.me/?text=${encodeURIComponent(`${text} ${link}`)}`],
+    ["Email", `mailto:?subject=${encodeURIComponent(`Join the ${waitlistName} waitlist`)}&body=${encodeURIComponent(`${text} ${link}`)}`],
+  ] as const;
+}
+
+export function thankYouPage(sub: SubscriberRow, w: Waitlist, baseUrl: string): string {
+  const position = Number(sub.position);
+  const inflated = position + w.positionOffset;
+  const link = referralLink(baseUrl, w.slug, sub.referral_code);
+  const networks = shareLinks(link, w.name)
+    .map(([name, href]) => `<a href="${escapeHtml(href)}" target="_blank" rel="noopener noreferrer">${escapeHtml(name)}</a>`)
+    .join("");
+  const greeting = sub.name ? `You're in, ${sub.name}!` : "You're on the list!";
+  return page(
+    `You're #${inflated} on the ${w.name} waitlist`,
+    `<h1>${escapeHtml(greeting)}</h1>
+<p>Thanks for joining the ${escapeHtml(w.name)} waitlist.</p>
+<div class="position" id="position" data-position="${position}" data-inflated-position="${inflated}">#${inflated.toLocaleString("en")}</div>
+<div class="label">your place in line</div>
+<div class="stats"><span>Referrals: <strong id="referrals">${Number(sub.referral_count)}</strong></span><span>Points: <strong id="points">${Number(sub.points)}</strong></span></div>
+<section class="share" aria-labelledby="share-title">
+<h2 id="share-title">Move up the list</h2>
+<p>Share your personal link. Each friend who joins moves you up.</p>
+<div class="copy"><input id="referral-link" type="text" readonly value="${escapeHtml(link)}" aria-label="Your referral link"><button type="button" data-copy="referral-link">Copy</button></div>
+<div class="networks">${networks}</div>
+</section>`,
+    { script: true, description: `Your place on the ${w.name} waitlist` },
+  );
+}
+
+export function pendingPage(w: Waitlist): string {
+  return page(
+    `Confirm your email for ${w.name}`,
+    `<h1>Check your inbox</h1>
+<p>We sent you an email to confirm your spot on the ${escapeHtml(w.name)} waitlist. Follow the link in it to join the list.</p>
+<small>Nothing there? Look in your spam folder, or sign up again to get a new email.</small>`,
+  );
+}
+
+export function awaitingConfirmationPage(w: Waitlist): string {
+  return page(
+    `Almost there`,
+    `<h1>Almost there</h1>
+<p>Confirm your email with the link we sent you to take your place on the ${escapeHtml(w.name)} waitlist.</p>`,
+  );
+}
