@@ -23,6 +23,8 @@ export async function serve(flags: Map<string, string>, env: Record<string, stri
   // PORT=0 binds a free port; the derived BASE_URL follows it
   if (config.baseUrl === "http://localhost:0") config.baseUrl = `http://localhost:${server.port}`;
   const jobs = startJobs({ db, dispatcher }, log);
+  // rows that came due while no instance ran (a restart, a crash) go out now, not at the next tick
+  void dispatcher.runDue(50).catch((err) => log.error("outbox catch-up failed", { error: (err as Error)?.message ?? String(err) }));
   log.info("listening", { host: config.host, port: server.port, base_url: config.baseUrl, database: config.databaseUrl.startsWith("file:") ? config.databaseUrl : "libsql server" });
 
   let stopping = false;

@@ -30,7 +30,8 @@ export interface TestServer {
   /** Creates an account through the CLI and returns its id and key. */
   account(plan?: string, extra?: string[]): Promise<{ id: string; username: string; key: string }>;
   request(method: string, path: string, opts?: { key?: string; body?: unknown; raw?: string; headers?: Record<string, string> }): Promise<Response>;
-  stop(): Promise<number>;
+  /** SIGTERM and wait; `keep` leaves the database for a restart with `startServer({ dbUrl })`. */
+  stop(opts?: { keep?: boolean }): Promise<number>;
 }
 
 let counter = 0;
@@ -46,9 +47,9 @@ export async function runCli(args: string[], env: Record<string, string> = {}): 
   return { code, stdout, stderr, json };
 }
 
-export async function startServer(opts: { env?: Record<string, string>; args?: string[] } = {}): Promise<TestServer> {
+export async function startServer(opts: { env?: Record<string, string>; args?: string[]; dbUrl?: string } = {}): Promise<TestServer> {
   const dir = mkdtempSync(join(tmpdir(), "waitlist-test-"));
-  const dbUrl = `file:${join(dir, "data", "waitlist.db")}`;
+  const dbUrl = opts.dbUrl ?? `file:${join(dir, "data", "waitlist.db")}`;
   const proc = Bun.spawn([process.execPath, MAIN, "serve", "--port", "0", "--host", "127.0.0.1", "--db", dbUrl, ...(opts.args ?? [])], {
     cwd: ROOT,
     env: { ...process.env, LOG_LEVEL: "info", ...opts.env },
@@ -114,10 +115,10 @@ export async function startServer(opts: { env?: Record<string, string>; args?: s
       } catch {}
       return { status: res.status, headers: res.headers, body: parsed, text };
     },
-    async stop() {
+    async stop(o = {}) {
       proc.kill("SIGTERM");
       const code = await proc.exited;
-      rmSync(dir, { recursive: true, force: true });
+      if (!o.keep && !opts.dbUrl) rmSync(dir, { recursive: true, force: true });
       return code;
     },
   };

@@ -1,0 +1,100 @@
+// Hosted pages (DESIGN §4): the thank-you page /t/{token} and the confirm-pending page, over HTTP and in Chromium.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import type { Browser } from "playwright-core";
+import { startServer, type TestServer } from "./support/server";
+import { isolatedPage, launchBrowser } from "./support/browser";
+import { PAGE_CSP } from "../src/pages/layout";
+
+const ARTIFACTS = join(import.meta.dir, "artifacts");
+let s: TestServer;
+let browser: Browser;
+beforeAll(async () => {
+  [s, browser] = await Promise.all([startServer({ env: { RATE_LIMITS: "off" } }), launchBrowser()]);
+  mkdirSync(ARTIFACTS, { recursive: true });
+});
+afterAll(async () => {
+  await browser?.close();
+  await s?.stop();
+});
+
+const uniq = () => Math.random().toString(36).slice(2, 8);
+
+async function signedUp(name: string, offset = 0) {
+  const { key } = await s.account();
+  const w = (await s.request("POST", "/api/v1/waitlists", { key, body: { name: `Pages ${uniq()} <i>`, referral_rewards: { enabled: true } } })).body.data.waitlist;
+  const path = `/api/v1/waitlist/${w.key}`;
+  if (offset) await s.request("PATCH", `${path}/settings`, { key, body: { position_offset: offset } });
+  await s.request("POST", `${path}/sign-up`, { key, body: { email: `lead-${uniq()}@example.com` } });
+  const r = await s.request("POST", `${path}/sign-up`, { key, body: { email: `me-${uniq()}@example.com`, name } });
+  return { key, w, path, signUp: r.body };
+}
+
+describe("thank-you page", () => {
+  test("shows the inflated position and the referral link, escapes every text, and sends the CSP", async () => {
+    const { w, signUp } = await signedUp(`<script>alert(1)</script>`, 500);
+    const res = await fetch(`${s.url}/t/${signUp.sign_up_token}`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toBe("text/html; charset=utf-8");
+    expect(res.headers.get("content-security-policy")).toBe(PAGE_CSP);
+    expect(res.headers.get("x-content-type-options")).toBe("nosniff");
+    const html = await res.text();
+    expect(html).toContain('data-position="2"');
+    expect(html).toContain('data-inflated-position="502"');
+    expect(html).toContain("#502");
+    const link = `${s.url.replace("127.0.0.1", "localhost")}/p/${w.slug}?ref=${signUp.referral_code}`;
+    expect(html).toContain(`value="${link}"`);
+    expect(html).not.toContain("<script>alert(1)");
+    expect(html).toContain("&lt;script&gt;alert(1)&lt;/script&gt;");
+    expect(html).not.toContain("<i>");
+    expect(html).toContain(`https://twitter.com/intent/tweet?text=`);
+    expect(html).not.toMatch(/<(img|link|script)[^>]+(src|href)="https?:/);
+  });
+
+  test("an unknown token is a friendly 404 page", async () => {
+    const res = await fetch(`${s.url}/t/nope${uniq()}`);
+    expect(res.status).toBe(404);
+    expect(res.headers.get("content-type")).toContain("text/html");
+    expect(await res.text()).toContain("not valid");
+  });
+
+  test("in Chromium at phone and desktop widths: no third-party request, no CSP violation, the copy button copies the link", async () => {
+    const { signUp } = await signedUp("Grace");
+    for (const [label, viewport] of [["phone", { width: 390, height: 844 }], ["desktop", { width: 1280, height: 800 }]] as const) {
+      for (const scheme of ["light", "dark"] as const) {
+        const { page, offsite } = await isolatedPage(browser, s.url);
+        await page.context().grantPermissions(["clipboard-read", "clipboard-write"], { origin: s.url });
+        await page.setViewportSize(viewport);
+        await page.emulateMedia({ colorScheme: scheme });
+        const problems: string[] = [];
+        page.on("console", (m) => m.type() === "error" && problems.push(m.text()));
+        page.on("pageerror", (e) => problems.push(e.message));
+        await page.goto(`${s.url}/t/${signUp.sign_up_token}`);
+        expect(await page.locator("#position").textContent()).toBe(`#${signUp.inflated_position}`);
+        await page.getByRole("button", { name: "Copy" }).click();
+        await page.getByRole("button", { name: "Copied!" }).waitFor({ timeout: 5_000 });
+        expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(await page.locator("#referral-link").inputValue());
+        // the card fits the viewport: nothing scrolls sideways on a phone
+        expect(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth)).toBe(true);
+        await page.screenshot({ path: join(ARTIFACTS, `thank-you-${label}-${scheme}.png`), fullPage: true });
+        expect(problems).toEqual([]);
+        expect(offsite).toEqual([]);
+        await page.context().close();
+      }
+    }
+  });
+});
+
+describe("confirm-pending page", () => {
+  test("names the waitlist, escaped; an unknown waitlist key is a 404 page", async () => {
+    const { w } = await signedUp("x");
+    const res = await fetch(`${s.url}/pending/${w.key}`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-security-policy")).toBe(PAGE_CSP);
+    const html = await res.text();
+    expect(html).toContain("Check your inbox");
+    expect(html).toContain(w.name.replace("<", "&lt;").replace(">", "&gt;"));
+    expect((await fetch(`${s.url}/pending/unknown${uniq()}`)).status).toBe(404);
+  });
+});
