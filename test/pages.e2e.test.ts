@@ -74,9 +74,10 @@ describe("thank-you page", () => {
         expect(await page.locator("#position").textContent()).toBe(`#${signUp.inflated_position}`);
         await page.getByRole("button", { name: "Copy" }).click();
         await page.getByRole("button", { name: "Copied!" }).waitFor({ timeout: 5_000 });
-        expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(await page.locator("#referral-link").inputValue());
+        // (browser-side code: the DOM globals exist in the page, not in this file's types)
+        expect(await page.evaluate(() => (globalThis as any).navigator.clipboard.readText())).toBe(await page.locator("#referral-link").inputValue());
         // the card fits the viewport: nothing scrolls sideways on a phone
-        expect(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth)).toBe(true);
+        expect(await page.evaluate(() => (globalThis as any).document.documentElement.scrollWidth <= (globalThis as any).innerWidth)).toBe(true);
         await page.screenshot({ path: join(ARTIFACTS, `thank-you-${label}-${scheme}.png`), fullPage: true });
         expect(problems).toEqual([]);
         expect(offsite).toEqual([]);

@@ -127,11 +127,11 @@ export async function startServer(opts: { env?: Record<string, string>; args?: s
 }
 
 /** Polls until `check` returns a truthy value or the deadline passes. */
-export async function until<T>(check: () => T | Promise<T>, timeoutMs = 5_000, what = "condition"): Promise<T> {
+export async function until<T>(check: () => T | Promise<T>, timeoutMs = 5_000, what = "condition"): Promise<NonNullable<T>> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await check();
-    if (value) return value;
+    if (value) return value as NonNullable<T>;
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
     await Bun.sleep(20);
   }
