@@ -13,6 +13,8 @@ import { tagRoutes } from "./tags/routes";
 import { analyticsRoutes } from "./analytics/routes";
 import { webhookRoutes } from "./webhooks/routes";
 import { pageRoutes } from "./pages/routes";
+import { landingRoutes } from "./landing/routes";
+import { formRoutes } from "./forms/routes";
 import { apiDocs } from "./docs/openapi";
 import type { Dispatcher } from "./outbox/dispatcher";
 
@@ -50,7 +52,9 @@ export function buildApp(deps: AppDeps) {
     .use(tagRoutes({ db, config, api, dispatch }))
     .use(analyticsRoutes({ db, config, api }))
     .use(webhookRoutes({ db, config, api }))
-    .use(pageRoutes({ db, config, dispatch }))
+    .use(landingRoutes({ db, config, api }))
+    .use(formRoutes({ db, config, dispatch }))
+    .use(pageRoutes({ db, config, dispatch, log: deps.log }))
     .use(apiDocs()) as unknown as Elysia;
   return app;
 }

@@ -256,3 +256,36 @@ export const outbox = sqliteTable(
   },
   (t) => [index("outbox_due_idx").on(t.status, t.nextAttemptAt), index("outbox_waitlist_idx").on(t.waitlistId, t.createdAt)],
 );
+
+export const PAGE_TYPES = ["standard", "ai"] as const;
+export const PAGE_STATUSES = ["draft", "published", "unpublished"] as const;
+
+/** One landing page per waitlist (spec: Landing page). `version` moves on every change: page caches check it. */
+export const landingPages = sqliteTable("landing_pages", {
+  id: text("id").primaryKey(),
+  waitlistId: text("waitlist_id")
+    .notNull()
+    .unique()
+    .references(() => waitlists.id, { onDelete: "cascade" }),
+  pageType: text("page_type", { enum: PAGE_TYPES }).notNull(),
+  status: text("status", { enum: PAGE_STATUSES }).notNull(),
+  headline: text("headline"),
+  description: text("description"),
+  buttonText: text("button_text"),
+  collectName: integer("collect_name", { mode: "boolean" }),
+  collectPhone: integer("collect_phone", { mode: "boolean" }),
+  /** JSON {type, value}: value re-emitted from a parsed color or gradient, never the raw input. */
+  background: text("background"),
+  theme: text("theme", { enum: ["light", "dark"] }).notNull().default("light"),
+  /** JSON {title, description, keywords, og_title, og_description}. */
+  seo: text("seo").notNull().default("{}"),
+  /** AI pages: the sanitized HTML, the model's metadata and the conversation (JSON). */
+  aiHtml: text("ai_html"),
+  aiMeta: text("ai_meta"),
+  aiConversation: text("ai_conversation"),
+  lastGeneratedAt: integer("last_generated_at"),
+  version: integer("version").notNull().default(1),
+  createdAt: integer("created_at").notNull(),
+  updatedAt: integer("updated_at").notNull(),
+  publishedAt: integer("published_at"),
+});

@@ -26,6 +26,8 @@ export interface Policy {
   /** Account keys below this plan get 403; per-waitlist keys always need Growth (DESIGN §3). */
   minPlan?: "growth";
   errors?: ErrorShape;
+  /** A landing-page endpoint: LANDING_PAGE_API=off answers 503 (after the key is checked). */
+  landing?: true;
 }
 
 /** What a request's error handler needs to know about the route that failed. */
@@ -102,6 +104,7 @@ export function apiGuard(deps: { db: Db; config: Config }) {
     }
     if (isWaitlistKey && !isGrowthOrHigher(row.plan)) throw forbidden(`Per-waitlist API keys need the Growth plan or higher; this account is on ${planOf(row.plan).name}`);
     if (policy.minPlan === "growth" && !isGrowthOrHigher(row.plan)) throw forbidden(`This endpoint needs the Growth plan or higher; this account is on ${planOf(row.plan).name}`);
+    if (policy.landing && !config.landingPageApi) throw new AppError("unavailable", "The landing-page API is temporarily disabled on this server (LANDING_PAGE_API=off)");
 
     return {
       key: { id: row.keyId, name: row.keyName, createdAt: row.keyCreatedAt, lastUsedAt: row.keyLastUsedAt, isWaitlistKey },

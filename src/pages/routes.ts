@@ -4,6 +4,11 @@ import { eq, sql } from "drizzle-orm";
 import css from "../../public/pages.css" with { type: "text" };
 // @ts-ignore: a browser script imported as text (no declaration file); Bun embeds it
 import js from "../../public/pages.js" with { type: "text" };
+import hostedCss from "../../public/hosted.css" with { type: "text" };
+import type { Logger } from "../log";
+import { clientIp } from "../http/client-ip";
+import { createPageServer } from "./landing";
+import { page } from "./layout";
 import type { Config } from "../config";
 import type { Db } from "../db/client";
 import { waitlists } from "../db/schema";
@@ -16,12 +21,37 @@ import { awaitingConfirmationPage, pendingPage, thankYouPage } from "./thank-you
 const ASSETS: Record<string, { body: string; type: string }> = {
   "pages.css": { body: css as unknown as string, type: "text/css; charset=utf-8" },
   "pages.js": { body: js as unknown as string, type: "text/javascript; charset=utf-8" },
+  "hosted.css": { body: hostedCss as unknown as string, type: "text/css; charset=utf-8" },
 };
 
-export function pageRoutes(deps: { db: Db; config: Config; dispatch: Dispatch }) {
+const hostOf = (request: Request) => (request.headers.get("host") ?? "").toLowerCase().replace(/:\d+$/, "").replace(/\.$/, "");
+
+export function pageRoutes(deps: { db: Db; config: Config; dispatch: Dispatch; log: Logger }) {
   const { db, config, dispatch } = deps;
   const hidden = { detail: { hide: true } };
+  const landing = createPageServer(deps);
+  const ownHost = new URL(config.baseUrl).hostname;
+  const visitor = (request: Request, server: any, ref: string | undefined) => ({
+    ip: clientIp(request, server, config.trustProxy),
+    userAgent: request.headers.get("user-agent") ?? "",
+    ref: ref ?? null,
+  });
   return new Elysia({ name: "pages/routes" })
+    .get(
+      "/",
+      ({ request, server, query }) => {
+        const host = hostOf(request);
+        // DESIGN §4: on a waitlist's custom domain, / is its published page
+        if (host && host !== ownHost && host !== "localhost" && host !== "127.0.0.1") return landing.byDomain(host, visitor(request, server, query.ref));
+        return htmlResponse(page("Waitlist", `<h1>Waitlist is running</h1><p>The API is documented at <a href="/swagger">/swagger</a>.</p>`));
+      },
+      { ...hidden, query: t.Object({ ref: t.Optional(t.String()) }) },
+    )
+    .get("/p/:slug", ({ params, request, server, query }) => landing.bySlug(params.slug, visitor(request, server, query.ref)), {
+      ...hidden,
+      params: t.Object({ slug: t.String() }),
+      query: t.Object({ ref: t.Optional(t.String()) }),
+    })
     .get(
       "/assets/:file",
       ({ params }) => {

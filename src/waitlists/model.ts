@@ -1,5 +1,6 @@
 // TypeBox models of the waitlist and settings endpoints (spec: Waitlists; DESIGN §4 settings extension).
 import { t } from "elysia";
+import { CreatePageBody } from "../landing/model";
 
 export const NAME_MAX = 100;
 export const CATEGORY_MAX = 100;
@@ -26,6 +27,7 @@ export const CreateWaitlistBody = t.Object(
     description: t.Optional(t.String({ maxLength: DESCRIPTION_MAX })),
     referral_rewards: t.Optional(ReferralRewards),
     validate_emails: t.Optional(t.Boolean()),
+    landing_page: t.Optional(CreatePageBody),
   },
   { additionalProperties: false },
 );

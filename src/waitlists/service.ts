@@ -1,8 +1,9 @@
 // Waitlists: create (slug rules, plan limit, reserved names), list, and the settings extension (DESIGN §4).
-import { desc, eq, getTableColumns, sql } from "drizzle-orm";
+import { desc, eq, getTableColumns, getTableName, sql, type SQL } from "drizzle-orm";
 import { now, token } from "../clock";
 import type { Db } from "../db/client";
-import { waitlists, type PlanId } from "../db/schema";
+import { landingPages, waitlists, type PlanId } from "../db/schema";
+import { newPageRow } from "../landing/service";
 import { AppError, badRequest, conflict, forbidden } from "../http/errors";
 import type { Waitlist } from "../http/api";
 import { isUniqueViolation } from "../account/service";
@@ -70,8 +71,10 @@ export async function createWaitlist(db: Db, owner: { accountId: string; plan: P
     updatedAt: at,
   };
   const max = planOf(owner.plan).maxWaitlists;
+  // spec: landing_page follows the landing-page create rules; an invalid one creates nothing
+  const page = input.landing_page ? newPageRow(row.id!, input.landing_page) : null;
   try {
-    const inserted = await insertWithinLimit(db, row, max);
+    const inserted = await insertWithinLimit(db, row, max, page);
     if (!inserted) throw forbidden(`Waitlist limit reached: the ${planOf(owner.plan).name} plan allows ${max} waitlist${max === 1 ? "" : "s"}`);
   } catch (err) {
     throw nameTaken(err, name, slug) ?? err;
@@ -91,15 +94,23 @@ export async function createWaitlist(db: Db, owner: { accountId: string; plan: P
   };
 }
 
-/** One statement, so two concurrent creates cannot both slip under the plan's limit. */
-async function insertWithinLimit(db: Db, row: typeof waitlists.$inferInsert, max: number | "unlimited"): Promise<boolean> {
-  const columns = getTableColumns(waitlists);
+/** `INSERT ... SELECT <values> WHERE <cond>` for a row of `table`, with drizzle's column names. */
+function insertWhere(table: typeof waitlists | typeof landingPages, row: Record<string, unknown>, cond: SQL) {
+  const columns = getTableColumns(table) as Record<string, { name: string }>;
   const entries = Object.entries(row).filter(([, v]) => v !== undefined);
-  const names = sql.raw(entries.map(([k]) => `"${(columns as any)[k].name}"`).join(", "));
+  const names = sql.raw(entries.map(([k]) => `"${columns[k].name}"`).join(", "));
   const values = sql.join(entries.map(([, v]) => sql`${typeof v === "boolean" ? Number(v) : v}`), sql`, `);
-  const limit = max === "unlimited" ? sql`` : sql` WHERE (SELECT count(*) FROM waitlists WHERE account_id = ${row.accountId}) < ${max}`;
-  const result = await db.run(sql`INSERT INTO waitlists (${names}) SELECT ${values}${limit}`);
-  return result.rowsAffected === 1;
+  return sql`INSERT INTO ${sql.raw(`"${getTableName(table)}"`)} (${names}) SELECT ${values} WHERE ${cond}`;
+}
+
+/** One transaction; the limit is checked in the insert itself, so two concurrent creates cannot both slip under it. */
+async function insertWithinLimit(db: Db, row: typeof waitlists.$inferInsert, max: number | "unlimited", page: Record<string, unknown> | null): Promise<boolean> {
+  const limit = max === "unlimited" ? sql`1` : sql`(SELECT count(*) FROM waitlists WHERE account_id = ${row.accountId}) < ${max}`;
+  const [result] = await db.batch([
+    db.run(insertWhere(waitlists, row, limit)),
+    ...(page ? [db.run(insertWhere(landingPages, page, sql`EXISTS (SELECT 1 FROM waitlists WHERE id = ${row.id!})`))] : []),
+  ] as any);
+  return (result as { rowsAffected: number }).rowsAffected === 1;
 }
 
 export async function listWaitlists(db: Db, accountId: string) {

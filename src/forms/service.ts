@@ -1,0 +1,62 @@
+// The public form action POST /s/{waitlistKey} (DESIGN §4): who may post, and what a form post means as a sign-up.
+import type { Waitlist } from "../http/api";
+import { badRequest } from "../http/errors";
+import type { SignUpInput } from "../subscribers/model";
+
+/** The Origin's host, else the Referer's; null when neither is usable. */
+export function submittingHost(request: Request): string | null {
+  for (const header of ["origin", "referer"]) {
+    const value = request.headers.get(header);
+    if (!value || value === "null") continue;
+    try {
+      return new URL(value).hostname.toLowerCase();
+    } catch {}
+  }
+  return null;
+}
+
+/** DESIGN §4: the service's own host, the waitlist's custom domain, or one of its allowed_domains (`*.x` matches subdomains). */
+export function isAllowedHost(host: string | null, w: Pick<Waitlist, "customDomain" | "allowedDomains">, ownHost: string): boolean {
+  if (!host) return false;
+  if (host === ownHost || host === w.customDomain) return true;
+  // a BASE_URL on localhost (the default) is reached as 127.0.0.1 too
+  if (ownHost === "localhost" && (host === "127.0.0.1" || host === "[::1]" || host === "::1")) return true;
+  const allowed = JSON.parse(w.allowedDomains) as string[];
+  return allowed.some((d) => (d.startsWith("*.") ? host.endsWith(d.slice(1)) : host === d));
+}
+
+const KNOWN = new Set(["email", "name", "phone", "ref", "referred_by", "fingerprint", "visitor_id", "website"]);
+
+function text(value: unknown): string | undefined {
+  if (Array.isArray(value)) return text(value[0]);
+  return typeof value === "string" ? value : typeof value === "number" || typeof value === "boolean" ? String(value) : undefined;
+}
+
+/** A form post as a sign-up; null when the honeypot was filled (a bot: answered as a success, nothing stored). */
+export function formSignUp(fields: Record<string, unknown> | null | undefined): SignUpInput | null {
+  const f = fields && typeof fields === "object" ? fields : {};
+  if (text(f.website)?.trim()) return null;
+  const email = text(f.email);
+  if (!email?.trim()) throw badRequest("email is required");
+  const metadata: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(f)) {
+    if (KNOWN.has(key)) continue;
+    const v = text(value);
+    if (v !== undefined) metadata[key] = v;
+  }
+  const ref = text(f.ref) ?? text(f.referred_by);
+  if (ref?.trim()) metadata.referred_by = ref.trim();
+  const fingerprint = text(f.fingerprint);
+  if (fingerprint?.trim()) metadata.fingerprint = fingerprint.trim();
+  for (const [field, max] of [["email", 254], ["name", 200], ["phone", 200]] as const) {
+    const v = text(f[field]);
+    if (v && v.length > max) throw badRequest(`${field} must be at most ${max} characters`);
+  }
+  return { email, name: text(f.name) ?? null, phone: text(f.phone) ?? null, metadata };
+}
+
+/** A client that asked for JSON gets the sign-up JSON; a browser gets redirects and pages. */
+export const wantsJson = (request: Request) => {
+  const accept = request.headers.get("accept") ?? "";
+  return accept.includes("application/json") && !accept.includes("text/html");
+};

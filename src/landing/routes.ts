@@ -1,0 +1,54 @@
+// Landing-page endpoints (spec: Landing pages): create, get, patch, publish/unpublish, with their rate-limit buckets.
+import { Elysia, t } from "elysia";
+import type { Config } from "../config";
+import type { Db } from "../db/client";
+import type { apiGuard } from "../http/api";
+import { errorResponses } from "../http/errors";
+import { CreatedPageResponse, CreatePageBody, PageResponse, PatchPageBody, PublishResponse } from "./model";
+import { createPage, findPage, pageView, patchPage, publish } from "./service";
+
+export function landingRoutes(deps: { db: Db; config: Config; api: ReturnType<typeof apiGuard> }) {
+  const { db, config } = deps;
+  const params = t.Object({ waitlistKey: t.String() });
+  return new Elysia({ name: "landing/routes", prefix: "/api/v1/waitlist/:waitlistKey/landing-page" })
+    .use(deps.api)
+    .post(
+      "",
+      async ({ auth, body, set }) => {
+        const landing_page = await createPage(db, auth.waitlist!, body);
+        set.status = 201;
+        return { success: true, data: { landing_page } };
+      },
+      {
+        api: { key: "any", bucket: "landing_create", landing: true },
+        params,
+        body: CreatePageBody,
+        response: { 201: CreatedPageResponse, ...errorResponses(400, 401, 403, 409, 429, 503) },
+        detail: { tags: ["Landing pages"], summary: "Create the landing page", description: "Creates a draft. Unknown keys are refused with the list of allowed keys; text is plain (HTML is refused)." },
+      },
+    )
+    .get("", async ({ auth }) => ({ success: true, data: { landing_page: pageView(await findPage(db, auth.waitlist!.id), auth.waitlist!, auth, config.baseUrl) } }), {
+      api: { key: "any", bucket: "landing_get", landing: true },
+      params,
+      response: { 200: PageResponse, ...errorResponses(401, 403, 404, 429, 503) },
+      detail: { tags: ["Landing pages"], summary: "Get the landing page" },
+    })
+    .patch(
+      "",
+      async ({ auth, body }) => ({ success: true, data: { landing_page: pageView(await patchPage(db, auth.waitlist!, body), auth.waitlist!, auth, config.baseUrl) } }),
+      {
+        api: { key: "any", bucket: "landing_update", landing: true },
+        params,
+        body: PatchPageBody,
+        response: { 200: PageResponse, ...errorResponses(400, 401, 403, 404, 409, 429, 503) },
+        detail: { tags: ["Landing pages"], summary: "Update the landing page", description: "Any subset of the create fields. A published page changes at once. On AI pages only theme and seo can change (409 otherwise)." },
+      },
+    )
+    .post("/publish", async ({ auth, body }) => ({ success: true, data: await publish(db, auth.waitlist!, body?.unpublish === true, config.baseUrl) }), {
+      api: { key: "any", bucket: "landing_publish", landing: true },
+      params,
+      body: t.Optional(t.Object({ unpublish: t.Optional(t.Boolean({ description: "true takes the page offline (status unpublished)" })) }, { additionalProperties: false })),
+      response: { 200: PublishResponse, ...errorResponses(400, 401, 403, 404, 422, 429, 503) },
+      detail: { tags: ["Landing pages"], summary: "Publish or unpublish the landing page", description: "422 when the page lacks an email input or a submit button, or its headline is under 3 characters." },
+    });
+}

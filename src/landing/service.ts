@@ -1,0 +1,173 @@
+// Landing pages (spec: Landing page resource and status table): create, read, patch, publish/unpublish.
+import { eq, sql } from "drizzle-orm";
+import { now, token } from "../clock";
+import type { Db } from "../db/client";
+import { landingPages } from "../db/schema";
+import type { Auth, Waitlist } from "../http/api";
+import { AppError, badRequest, conflict, notFound } from "../http/errors";
+import { isUniqueViolation } from "../account/service";
+import { planOf } from "../account/plans";
+import { parseBackground } from "./background";
+import { DEFAULT_BUTTON, HEADLINE, type CreatePageInput, type PatchPageInput } from "./model";
+
+export type Page = typeof landingPages.$inferSelect;
+
+const MARKUP = /<\s*[a-z!/?]/i;
+
+/** spec: all text fields are plain text; HTML is rejected. Blank optional text is stored as null. */
+function plain(value: string | undefined | null, field: string): string | null | undefined {
+  if (value === undefined) return undefined;
+  if (value === null) return null;
+  if (MARKUP.test(value)) throw badRequest(`${field} must be plain text: HTML is not allowed`);
+  const v = value.trim();
+  return v === "" ? null : v;
+}
+
+function headline(value: string): string {
+  const v = plain(value, "headline");
+  if (!v || v.length < HEADLINE.min) throw badRequest(`headline must be ${HEADLINE.min} to ${HEADLINE.max} characters`);
+  return v;
+}
+
+function seo(input: PatchPageInput["seo"], current: string): string {
+  const merged = { ...(JSON.parse(current) as Record<string, unknown>) };
+  if (!input) return JSON.stringify(merged);
+  for (const key of ["title", "description", "og_title", "og_description"] as const) {
+    if (input[key] !== undefined) merged[key] = plain(input[key], `seo.${key}`) ?? null;
+  }
+  if (input.keywords !== undefined) merged.keywords = input.keywords.map((k, i) => plain(k, `seo.keywords[${i}]`)).filter(Boolean);
+  return JSON.stringify(merged);
+}
+
+/** The columns a create (or the landing_page of a new waitlist) writes; validates everything first. */
+export function newPageRow(waitlistId: string, input: CreatePageInput) {
+  const at = now();
+  return {
+    id: `lp_${token(20)}`,
+    waitlistId,
+    pageType: "standard" as const,
+    status: "draft" as const,
+    headline: headline(input.headline),
+    description: plain(input.description, "description") ?? null,
+    buttonText: plain(input.button_text, "button_text") ?? DEFAULT_BUTTON,
+    collectName: input.collect_name ?? false,
+    collectPhone: input.collect_phone ?? false,
+    background: input.background ? JSON.stringify(parseBackground(input.background)) : null,
+    theme: input.theme ?? "light",
+    seo: seo(input.seo, "{}"),
+    createdAt: at,
+    updatedAt: at,
+  };
+}
+
+export const DRAFT_NOTE = "The page is a draft: publish it with POST .../landing-page/publish to make it live at hosted_page_url.";
+
+export async function createPage(db: Db, w: Waitlist, input: CreatePageInput) {
+  const row = newPageRow(w.id, input);
+  try {
+    await db.insert(landingPages).values(row);
+  } catch (err) {
+    if (isUniqueViolation(err)) throw conflict("This waitlist already has a landing page: change it with PATCH");
+    throw err;
+  }
+  return {
+    id: row.id,
+    status: row.status,
+    page_type: row.pageType,
+    preview: { headline: row.headline, description: row.description, button_text: row.buttonText },
+    hosted_page_url: null,
+    draft_note: DRAFT_NOTE,
+  };
+}
+
+export async function findPage(db: Db, waitlistId: string): Promise<Page> {
+  const [page] = await db.select().from(landingPages).where(eq(landingPages.waitlistId, waitlistId));
+  if (!page) throw notFound("This waitlist has no landing page yet: create one with POST .../landing-page");
+  return page;
+}
+
+/** `{BASE_URL}/p/{slug}` once published, or the custom domain when one is set (served at its root). */
+export function hostedPageUrl(page: Pick<Page, "status"> | undefined, w: Pick<Waitlist, "slug" | "customDomain">, baseUrl: string): string | null {
+  if (page?.status !== "published") return null;
+  if (w.customDomain) return `${new URL(baseUrl).protocol}//${w.customDomain}`;
+  return `${baseUrl}/p/${w.slug}`;
+}
+
+export function pageView(page: Page, w: Waitlist, auth: Auth, baseUrl: string) {
+  const ai = page.pageType === "ai";
+  const s = JSON.parse(page.seo) as Record<string, any>;
+  return {
+    id: page.id,
+    page_type: page.pageType,
+    status: page.status,
+    headline: page.headline,
+    description: page.description,
+    // spec: on AI pages these are null
+    button_text: ai ? null : page.buttonText,
+    collect_name: ai ? null : page.collectName,
+    collect_phone: ai ? null : page.collectPhone,
+    background: ai || !page.background ? null : (JSON.parse(page.background) as { type: string; value: string }),
+    theme: page.theme,
+    seo: { title: s.title ?? null, description: s.description ?? null, keywords: s.keywords ?? [], og_title: s.og_title ?? null, og_description: s.og_description ?? null },
+    hosted_page_url: hostedPageUrl(page, w, baseUrl),
+    analytics: { views: w.viewsCount, sign_ups: w.subscribersCount },
+    ...(ai ? { ai: { credits_remaining: planOf(auth.account.plan).hasAi ? auth.account.aiCredits : 0, last_generated_at: page.lastGeneratedAt } } : {}),
+  };
+}
+
+const COPY_FIELDS = ["headline", "description", "button_text", "collect_name", "collect_phone", "background"] as const;
+
+export async function patchPage(db: Db, w: Waitlist, input: PatchPageInput) {
+  if (!input || Object.keys(input).length === 0) throw badRequest("Provide at least one field to change");
+  const page = await findPage(db, w.id);
+  if (page.pageType === "ai") {
+    const copy = COPY_FIELDS.filter((f) => input[f] !== undefined);
+    if (copy.length) throw conflict(`${copy.join(", ")} cannot be changed on an AI page: edit it with POST .../landing-page/generate (is_edit: true); theme and seo can be patched`);
+  }
+  const set: Partial<Page> = { updatedAt: now() };
+  if (input.headline !== undefined) set.headline = headline(input.headline);
+  if (input.description !== undefined) set.description = plain(input.description, "description") ?? null;
+  if (input.button_text !== undefined) set.buttonText = plain(input.button_text, "button_text") ?? DEFAULT_BUTTON;
+  if (input.collect_name !== undefined) set.collectName = input.collect_name;
+  if (input.collect_phone !== undefined) set.collectPhone = input.collect_phone;
+  if (input.background !== undefined) set.background = JSON.stringify(parseBackground(input.background));
+  if (input.theme !== undefined) set.theme = input.theme;
+  if (input.seo !== undefined) set.seo = seo(input.seo, page.seo);
+  // spec: a published page changes live at once (the version purges every instance's cache)
+  const [updated] = await db
+    .update(landingPages)
+    .set({ ...set, version: sql`${landingPages.version} + 1` as unknown as number })
+    .where(eq(landingPages.id, page.id))
+    .returning();
+  return updated;
+}
+
+/** What publish checks (spec: 422): an email input, a submit button, a headline of at least 3 characters. */
+export function publishProblems(page: Page): string[] {
+  const problems: string[] = [];
+  if ((page.headline ?? "").trim().length < HEADLINE.min) problems.push(`the headline must be at least ${HEADLINE.min} characters`);
+  if (page.pageType === "ai") {
+    const html = page.aiHtml ?? "";
+    if (!/<input\b[^>]*\btype\s*=\s*["']?email\b/i.test(html)) problems.push("the page has no email input");
+    if (!/<button\b(?![^>]*\btype\s*=\s*["']?(?:button|reset)\b)[^>]*>|<input\b[^>]*\btype\s*=\s*["']?submit\b/i.test(html)) problems.push("the page has no submit button");
+  }
+  return problems;
+}
+
+export async function publish(db: Db, w: Waitlist, unpublish: boolean, baseUrl: string) {
+  const page = await findPage(db, w.id);
+  if (unpublish) {
+    await db.update(landingPages).set({ status: "unpublished", updatedAt: now(), version: sql`${landingPages.version} + 1` as unknown as number }).where(eq(landingPages.id, page.id));
+    return { status: "unpublished", hosted_page_url: null, notes: "The page is offline; publish it again to bring it back." };
+  }
+  const problems = publishProblems(page);
+  if (problems.length) throw new AppError("unprocessable", `The page cannot be published: ${problems.join("; ")}`);
+  const at = now();
+  await db.update(landingPages).set({ status: "published", publishedAt: at, updatedAt: at, version: sql`${landingPages.version} + 1` as unknown as number }).where(eq(landingPages.id, page.id));
+  const url = hostedPageUrl({ status: "published" }, w, baseUrl)!;
+  return {
+    status: "published",
+    hosted_page_url: url,
+    notes: `The page is live at ${url}. Its form posts to ${baseUrl}/s/${w.key}. No custom social-share image is set.`,
+  };
+}

@@ -1,0 +1,77 @@
+// The hosted landing page /p/{slug} (DESIGN §4): escaped text, SEO and Open Graph tags, theme and background,
+// a form posting to /s/{waitlistKey} with a honeypot; its own CSP allows exactly its one inline <style> by hash.
+import { createHash } from "node:crypto";
+import type { Page } from "../landing/service";
+import type { Waitlist } from "../http/api";
+import { escapeHtml } from "./html";
+
+export const REF_SLOT = "<!--ref-->";
+
+const THEMES = {
+  light: { text: "#111827", muted: "#4b5563", card: "rgba(255,255,255,.94)", border: "#e5e7eb", input: "#fff", bg: "#f3f4f6", accent: "#4f46e5", accentText: "#fff" },
+  dark: { text: "#f3f4f6", muted: "#9ca3af", card: "rgba(17,24,39,.92)", border: "#374151", input: "#111827", bg: "#0b0f19", accent: "#818cf8", accentText: "#0b0f19" },
+};
+
+export interface RenderedPage {
+  html: string;
+  csp: string;
+}
+
+export function pageCsp(styleHashes: string[] = []): string {
+  const styles = ["'self'", ...styleHashes.map((h) => `'sha256-${h}'`)].join(" ");
+  return `default-src 'none'; style-src ${styles}; script-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'`;
+}
+
+export function renderHostedPage(page: Page, w: Waitlist, urls: { baseUrl: string; pageUrl: string }): RenderedPage {
+  const theme = THEMES[page.theme === "dark" ? "dark" : "light"];
+  const background = page.background ? (JSON.parse(page.background) as { value: string }).value : theme.bg;
+  // every value here was parsed and re-emitted by us (landing/background.ts) or is a constant
+  const style = `:root{--text:${theme.text};--muted:${theme.muted};--card:${theme.card};--border:${theme.border};--input:${theme.input};--accent:${theme.accent};--accent-text:${theme.accentText};--bg:${theme.bg}}body{background:${background}}`;
+  const hash = createHash("sha256").update(style).digest("base64");
+  const seo = JSON.parse(page.seo) as { title?: string; description?: string; keywords?: string[]; og_title?: string; og_description?: string };
+  const title = seo.title || page.headline || w.name;
+  const description = seo.description || page.description || "";
+  const fields = [
+    page.collectName ? `<label>Name<input name="name" type="text" autocomplete="name" maxlength="200"></label>` : "",
+    `<label>Email<input name="email" type="email" autocomplete="email" required maxlength="254" placeholder="you@example.com"></label>`,
+    page.collectPhone ? `<label>Phone<input name="phone" type="tel" autocomplete="tel" maxlength="200"></label>` : "",
+  ].join("");
+  const html = `<!doctype html>
+<html lang="en" data-theme="${escapeHtml(page.theme)}">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${escapeHtml(title)}</title>
+<meta name="description" content="${escapeHtml(description)}">
+${seo.keywords?.length ? `<meta name="keywords" content="${escapeHtml(seo.keywords.join(", "))}">` : ""}
+<link rel="canonical" href="${escapeHtml(urls.pageUrl)}">
+<meta property="og:type" content="website">
+<meta property="og:title" content="${escapeHtml(seo.og_title || title)}">
+<meta property="og:description" content="${escapeHtml(seo.og_description || description)}">
+<meta property="og:url" content="${escapeHtml(urls.pageUrl)}">
+<meta name="twitter:card" content="summary">
+<link rel="stylesheet" href="/assets/hosted.css">
+<style>${style}</style>
+</head>
+<body>
+<main class="hero">
+<h1>${escapeHtml(page.headline)}</h1>
+${page.description ? `<p class="description">${escapeHtml(page.description)}</p>` : ""}
+<form method="post" action="/s/${escapeHtml(w.key)}">
+${fields}
+<div class="hp" aria-hidden="true"><label>Website<input name="website" type="text" tabindex="-1" autocomplete="off"></label></div>
+${REF_SLOT}
+<button type="submit">${escapeHtml(page.buttonText || "Join the waitlist")}</button>
+</form>
+<p class="fine">No spam. Unsubscribe any time.</p>
+</main>
+</body>
+</html>`;
+  return { html, csp: pageCsp([hash]) };
+}
+
+/** The `ref` query parameter, carried into the form (escaped; only a plausible code is kept). */
+export function withRef(html: string, ref: string | null): string {
+  const code = ref && /^[A-Za-z0-9_-]{1,64}$/.test(ref) ? ref : null;
+  return html.replace(REF_SLOT, code ? `<input type="hidden" name="ref" value="${escapeHtml(code)}">` : "");
+}
