@@ -21,7 +21,7 @@ async function waitlist(server = s, settings: Record<string, unknown> = {}) {
   return { key, w, path };
 }
 
-function post(server: TestServer, waitlistKey: string, body: BodyInit, headers: Record<string, string>) {
+function post(server: TestServer, waitlistKey: string, body: string | FormData, headers: Record<string, string>) {
   return fetch(`${server.url}/s/${waitlistKey}`, { method: "POST", body, headers, redirect: "manual" });
 }
 
@@ -57,7 +57,7 @@ describe("accepted posts", () => {
     const { w } = await waitlist();
     const r = await post(s, w.key, JSON.stringify({ email: `json-${uniq()}@example.com` }), { "content-type": "application/json", accept: "application/json", origin: own(s) });
     expect(r.status).toBe(200);
-    const body = await r.json();
+    const body = (await r.json()) as any;
     expect(Object.keys(body).sort()).toEqual(["inflated_position", "is_new_sign_up", "is_pending_confirmation", "message", "points", "position", "redirect_url", "referral_code", "sign_up_token", "success"]);
     expect(body).toMatchObject({ success: true, is_new_sign_up: true, is_pending_confirmation: false, position: 1, points: 50 });
   });
@@ -74,7 +74,7 @@ describe("accepted posts", () => {
     const r = await post(s, w.key, form({ email: `bot-${uniq()}@example.com`, website: "http://spam.example" }), { ...urlencoded, origin: own(s) });
     expect(r.status).toBe(303);
     const j = await post(s, w.key, JSON.stringify({ email: `bot2-${uniq()}@example.com`, website: "x" }), { "content-type": "application/json", accept: "application/json", origin: own(s) });
-    expect((await j.json()).success).toBe(true);
+    expect(((await j.json()) as any).success).toBe(true);
     expect((await s.request("GET", `${path}/subscribers`, { key })).body.data.total).toBe(0);
   });
 });
@@ -88,7 +88,7 @@ describe("who may post", () => {
     expect(await browser.text()).toContain("allowed_domains");
     const json = await post(s, w.key, JSON.stringify({ email: `y-${uniq()}@example.com` }), { "content-type": "application/json", accept: "application/json", origin: "https://evil.example" });
     expect(json.status).toBe(403);
-    expect(await json.json()).toEqual({ statusCode: 403, error: "Forbidden", message: expect.stringContaining("allowed_domains") });
+    expect((await json.json()) as any).toEqual({ statusCode: 403, error: "Forbidden", message: expect.stringContaining("allowed_domains") });
     const bare = await post(s, w.key, form({ email: `z-${uniq()}@example.com` }), urlencoded);
     expect(bare.status).toBe(403);
     expect((await s.request("GET", `${path}/subscribers`, { key })).body.data.total).toBe(0);
@@ -138,7 +138,7 @@ describe("errors and limits", () => {
     expect(html).toContain("Go back");
     const json = await post(s, w.key, JSON.stringify({ email: "" }), { "content-type": "application/json", accept: "application/json", origin: own(s) });
     expect(json.status).toBe(400);
-    expect(await json.json()).toEqual({ statusCode: 400, message: "email is required" });
+    expect((await json.json()) as any).toEqual({ statusCode: 400, message: "email is required" });
   });
 
   test("the 11th post in a minute from one IP to one waitlist is 429 with retry_after; another waitlist is not affected", async () => {
@@ -155,7 +155,7 @@ describe("errors and limits", () => {
     expect(refused === 1 || (refused === 0 && statuses.every((st) => st === 200))).toBe(true);
     if (refused === 1) {
       expect(statuses[10]).toBe(429);
-      const body = await last.json();
+      const body = (await last.json()) as any;
       expect(body).toEqual({ statusCode: 429, message: expect.any(String), data: { retry_after: expect.any(Number) } });
       expect(last.headers.get("x-ratelimit-remaining")).toBe("0");
     }
@@ -168,11 +168,11 @@ describe("fraud signals are always on for forms", () => {
   test("a referral from a different IP is credited; from the referrer's own IP it is withheld", async () => {
     const { key, w, path } = await waitlist();
     const json = (ip: string) => ({ "content-type": "application/json", accept: "application/json", origin: own(s), "x-forwarded-for": ip });
-    const referrer = await (await post(s, w.key, JSON.stringify({ email: `ref-${uniq()}@example.com` }), json("203.0.113.10"))).json();
+    const referrer: any = await (await post(s, w.key, JSON.stringify({ email: `ref-${uniq()}@example.com` }), json("203.0.113.10"))).json();
     const friend = await post(s, w.key, JSON.stringify({ email: `friend-${uniq()}@example.com`, ref: referrer.referral_code }), json("198.51.100.20"));
     expect(friend.status).toBe(200);
     const self = await post(s, w.key, JSON.stringify({ email: `self-${uniq()}@example.com`, ref: referrer.referral_code }), json("203.0.113.10"));
-    expect((await self.json()).is_new_sign_up).toBe(true);
+    expect(((await self.json()) as any).is_new_sign_up).toBe(true);
     const list = (await s.request("GET", `${path}/subscribers?sort_by=position&sort_dir=asc`, { key })).body.data.subscribers;
     const top = list[0];
     expect(top.referral_code).toBe(referrer.referral_code);

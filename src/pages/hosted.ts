@@ -22,15 +22,52 @@ export function pageCsp(styleHashes: string[] = []): string {
   return `default-src 'none'; style-src ${styles}; script-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'`;
 }
 
+function head(page: Page, w: Waitlist, pageUrl: string, style: string, stylesheet: string | null): string {
+  const seo = JSON.parse(page.seo) as { title?: string; description?: string; keywords?: string[]; og_title?: string; og_description?: string };
+  const title = seo.title || page.headline || w.name;
+  const description = seo.description || page.description || "";
+  return `<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${escapeHtml(title)}</title>
+<meta name="description" content="${escapeHtml(description)}">
+${seo.keywords?.length ? `<meta name="keywords" content="${escapeHtml(seo.keywords.join(", "))}">` : ""}
+<link rel="canonical" href="${escapeHtml(pageUrl)}">
+<meta property="og:type" content="website">
+<meta property="og:title" content="${escapeHtml(seo.og_title || title)}">
+<meta property="og:description" content="${escapeHtml(seo.og_description || description)}">
+<meta property="og:url" content="${escapeHtml(pageUrl)}">
+<meta name="twitter:card" content="summary">
+${stylesheet ? `<link rel="stylesheet" href="${stylesheet}">` : ""}
+<style>${style}</style>
+</head>`;
+}
+
+const hashOf = (style: string) => createHash("sha256").update(style).digest("base64");
+
+/** An AI page: its sanitized body and stylesheet (ai/sanitize.ts) in our shell, under the same CSP as standard pages. */
+function renderAiPage(page: Page, w: Waitlist, pageUrl: string): RenderedPage {
+  const meta = JSON.parse(page.aiMeta ?? "{}") as { css?: string };
+  // the CSS was filtered when the page was generated: no url(), @import, escapes or markup characters
+  const style = `*{box-sizing:border-box}body{margin:0;font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif}\n${meta.css ?? ""}`;
+  // the ref slot goes right after the (rewritten) form tag, so a referral link works on AI pages too
+  const body = (page.aiHtml ?? "").replace(/(<form\b[^>]*>)/i, `$1${REF_SLOT}`);
+  const html = `<!doctype html>
+<html lang="en" data-theme="${escapeHtml(page.theme)}">
+${head(page, w, pageUrl, style, null)}
+<body>
+${body}
+</body>
+</html>`;
+  return { html, csp: pageCsp([hashOf(style)]) };
+}
+
 export function renderHostedPage(page: Page, w: Waitlist, urls: { baseUrl: string; pageUrl: string }): RenderedPage {
+  if (page.pageType === "ai") return renderAiPage(page, w, urls.pageUrl);
   const theme = THEMES[page.theme === "dark" ? "dark" : "light"];
   const background = page.background ? (JSON.parse(page.background) as { value: string }).value : theme.bg;
   // every value here was parsed and re-emitted by us (landing/background.ts) or is a constant
   const style = `:root{--text:${theme.text};--muted:${theme.muted};--card:${theme.card};--border:${theme.border};--input:${theme.input};--accent:${theme.accent};--accent-text:${theme.accentText};--bg:${theme.bg}}body{background:${background}}`;
-  const hash = createHash("sha256").update(style).digest("base64");
-  const seo = JSON.parse(page.seo) as { title?: string; description?: string; keywords?: string[]; og_title?: string; og_description?: string };
-  const title = seo.title || page.headline || w.name;
-  const description = seo.description || page.description || "";
   const fields = [
     page.collectName ? `<label>Name<input name="name" type="text" autocomplete="name" maxlength="200"></label>` : "",
     `<label>Email<input name="email" type="email" autocomplete="email" required maxlength="254" placeholder="you@example.com"></label>`,
@@ -38,21 +75,7 @@ export function renderHostedPage(page: Page, w: Waitlist, urls: { baseUrl: strin
   ].join("");
   const html = `<!doctype html>
 <html lang="en" data-theme="${escapeHtml(page.theme)}">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${escapeHtml(title)}</title>
-<meta name="description" content="${escapeHtml(description)}">
-${seo.keywords?.length ? `<meta name="keywords" content="${escapeHtml(seo.keywords.join(", "))}">` : ""}
-<link rel="canonical" href="${escapeHtml(urls.pageUrl)}">
-<meta property="og:type" content="website">
-<meta property="og:title" content="${escapeHtml(seo.og_title || title)}">
-<meta property="og:description" content="${escapeHtml(seo.og_description || description)}">
-<meta property="og:url" content="${escapeHtml(urls.pageUrl)}">
-<meta name="twitter:card" content="summary">
-<link rel="stylesheet" href="/assets/hosted.css">
-<style>${style}</style>
-</head>
+${head(page, w, urls.pageUrl, style, "/assets/hosted.css")}
 <body>
 <main class="hero">
 <h1>${escapeHtml(page.headline)}</h1>
@@ -67,7 +90,7 @@ ${REF_SLOT}
 </main>
 </body>
 </html>`;
-  return { html, csp: pageCsp([hash]) };
+  return { html, csp: pageCsp([hashOf(style)]) };
 }
 
 /** The `ref` query parameter, carried into the form (escaped; only a plausible code is kept). */
