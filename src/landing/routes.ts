@@ -6,6 +6,7 @@ import type { apiGuard } from "../http/api";
 import { errorResponses } from "../http/errors";
 import { CreatedPageResponse, CreatePageBody, PageResponse, PatchPageBody, PublishResponse } from "./model";
 import { createPage, findPage, pageView, patchPage, publish } from "./service";
+import { generate, PROMPT_MAX } from "../ai/service";
 
 export function landingRoutes(deps: { db: Db; config: Config; api: ReturnType<typeof apiGuard> }) {
   const { db, config } = deps;
@@ -42,6 +43,39 @@ export function landingRoutes(deps: { db: Db; config: Config; api: ReturnType<ty
         body: PatchPageBody,
         response: { 200: PageResponse, ...errorResponses(400, 401, 403, 404, 409, 429, 503) },
         detail: { tags: ["Landing pages"], summary: "Update the landing page", description: "Any subset of the create fields. A published page changes at once. On AI pages only theme and seo can change (409 otherwise)." },
+      },
+    )
+    .post(
+      "/generate",
+      async ({ auth, body }) => ({ success: true, data: await generate(db, config, auth, auth.waitlist!, body) }),
+      {
+        api: { key: "any", bucket: "landing_generate", landing: true },
+        params,
+        body: t.Object(
+          {
+            prompt: t.String({ maxLength: PROMPT_MAX, description: "What the page should be (required, max 2000 characters)" }),
+            is_edit: t.Optional(t.Boolean({ description: "true continues the conversation of the existing AI page" })),
+          },
+          { additionalProperties: false },
+        ),
+        response: {
+          200: t.Object({
+            success: t.Boolean(),
+            data: t.Object({
+              status: t.String(),
+              page_type: t.String(),
+              preview: t.Object({ title: t.String(), description: t.String(), style: t.String(), primary_color: t.String() }),
+              credits_remaining: t.Number(),
+              note: t.String(),
+            }),
+          }),
+          ...errorResponses(400, 401, 402, 403, 409, 429, 502, 503, 504),
+        },
+        detail: {
+          tags: ["Landing pages"],
+          summary: "Generate or edit the page with AI",
+          description: "Synchronous (typically 20 to 50 s); costs 1 AI credit. 502 refunds the credit; 504 (timeout) does not. The HTML is sanitized before it is stored.",
+        },
       },
     )
     .post("/publish", async ({ auth, body }) => ({ success: true, data: await publish(db, auth.waitlist!, body?.unpublish === true, config.baseUrl) }), {

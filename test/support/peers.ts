@@ -82,3 +82,61 @@ export function startReceiver(port = 0): Receiver {
     stop: () => server.stop(true),
   };
 }
+
+export interface FakeModel {
+  url: string;
+  /** Each request: its body (model, messages) and Authorization header. */
+  requests: { body: any; authorization: string | null }[];
+  /** How the next calls answer: a page object (as JSON text), raw text, a status, a stream, or never. */
+  next(...answers: ModelAnswer[]): void;
+  stop(): void;
+}
+
+export type ModelAnswer =
+  | { kind: "json"; page: Record<string, unknown>; wrap?: "plain" | "fenced" | "prose" }
+  | { kind: "stream"; page: Record<string, unknown> }
+  | { kind: "status"; status: number; body?: string }
+  | { kind: "text"; text: string }
+  | { kind: "hang" };
+
+/** An OpenAI-compatible /chat/completions endpoint whose answers the test scripts. */
+export function startFakeModel(): FakeModel {
+  const requests: FakeModel["requests"] = [];
+  let script: ModelAnswer[] = [];
+  const completion = (content: string) => ({ id: "cmpl-1", object: "chat.completion", choices: [{ index: 0, message: { role: "assistant", content }, finish_reason: "stop" }] });
+  const server = Bun.serve({
+    port: 0,
+    hostname: "127.0.0.1",
+    idleTimeout: 0,
+    async fetch(req) {
+      if (!new URL(req.url).pathname.endsWith("/chat/completions")) return new Response("not found", { status: 404 });
+      requests.push({ body: await req.json(), authorization: req.headers.get("authorization") });
+      const answer = script.shift() ?? { kind: "status", status: 500 };
+      switch (answer.kind) {
+        case "json": {
+          const json = JSON.stringify(answer.page);
+          const content = answer.wrap === "fenced" ? `Here is your page:\n\`\`\`json\n${json}\n\`\`\`\nEnjoy!` : answer.wrap === "prose" ? `Sure! ${json} Let me know.` : json;
+          return Response.json(completion(content));
+        }
+        case "stream": {
+          const json = JSON.stringify(answer.page);
+          const parts = json.match(/.{1,40}/gs) ?? [];
+          const sse = parts.map((p) => `data: ${JSON.stringify({ choices: [{ index: 0, delta: { content: p } }] })}\n\n`).join("") + "data: [DONE]\n\n";
+          return new Response(sse, { headers: { "content-type": "text/event-stream" } });
+        }
+        case "status":
+          return new Response(answer.body ?? "upstream exploded: secret-internal-detail", { status: answer.status });
+        case "text":
+          return Response.json(completion(answer.text));
+        case "hang":
+          return new Promise<Response>(() => {});
+      }
+    },
+  });
+  return {
+    url: `http://127.0.0.1:${server.port}/v1`,
+    requests,
+    next: (...answers) => (script = answers),
+    stop: () => server.stop(true),
+  };
+}
