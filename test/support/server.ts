@@ -1,7 +1,7 @@
 // Test harness: the real server in a child process on a random port with its own temporary database, and the CLI.
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 
 const ROOT = join(import.meta.dir, "..", "..");
 const MAIN = join(ROOT, "src", "main.ts");
@@ -36,9 +36,10 @@ export interface TestServer {
 
 let counter = 0;
 
-/** Runs `waitlist` (src/main.ts under bun) with the given args and environment. */
-export async function runCli(args: string[], env: Record<string, string> = {}): Promise<CliResult> {
-  const proc = Bun.spawn([process.execPath, MAIN, ...args], { cwd: ROOT, env: { ...process.env, ...env }, stdout: "pipe", stderr: "pipe" });
+/** Runs `waitlist` (src/main.ts under bun, or a built binary `bin`) with the given args and environment. */
+export async function runCli(args: string[], env: Record<string, string> = {}, bin?: string): Promise<CliResult> {
+  const command = bin ? [bin] : [process.execPath, MAIN];
+  const proc = Bun.spawn([...command, ...args], { cwd: bin ? dirname(bin) : ROOT, env: { ...process.env, ...env }, stdout: "pipe", stderr: "pipe" });
   const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
   let json: any = undefined;
   try {
@@ -47,11 +48,12 @@ export async function runCli(args: string[], env: Record<string, string> = {}): 
   return { code, stdout, stderr, json };
 }
 
-export async function startServer(opts: { env?: Record<string, string>; args?: string[]; dbUrl?: string } = {}): Promise<TestServer> {
+export async function startServer(opts: { env?: Record<string, string>; args?: string[]; dbUrl?: string; bin?: string } = {}): Promise<TestServer> {
   const dir = mkdtempSync(join(tmpdir(), "waitlist-test-"));
   const dbUrl = opts.dbUrl ?? `file:${join(dir, "data", "waitlist.db")}`;
-  const proc = Bun.spawn([process.execPath, MAIN, "serve", "--port", "0", "--host", "127.0.0.1", "--db", dbUrl, ...(opts.args ?? [])], {
-    cwd: ROOT,
+  const command = opts.bin ? [opts.bin] : [process.execPath, MAIN];
+  const proc = Bun.spawn([...command, "serve", "--port", "0", "--host", "127.0.0.1", "--db", dbUrl, ...(opts.args ?? [])], {
+    cwd: opts.bin ? dirname(opts.bin) : ROOT,
     env: { ...process.env, LOG_LEVEL: "info", ...opts.env },
     stdout: "pipe",
     stderr: "pipe",
@@ -92,7 +94,7 @@ export async function startServer(opts: { env?: Record<string, string>; args?: s
     dir,
     logs,
     proc,
-    cli: (...args) => runCli([...args, "--db", dbUrl]),
+    cli: (...args) => runCli([...args, "--db", dbUrl], {}, opts.bin),
     async account(plan = "business", extra = []) {
       const username = `user${++counter}_${Math.random().toString(36).slice(2, 8)}`;
       const r = await server.cli("account", "create", "--username", username, "--plan", plan, "--json", ...extra);

@@ -1,0 +1,69 @@
+// The single executable (DESIGN §1, §3): `npm run build` output copied alone into an empty folder runs the
+// server and every admin command, with migrations, pages, Swagger UI and the IP database inside.
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { copyFileSync, existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { runCli, startServer, type TestServer } from "./support/server";
+
+const ROOT = join(import.meta.dir, "..");
+let dir: string;
+let bin: string;
+let s: TestServer;
+
+beforeAll(async () => {
+  const build = Bun.spawn([process.execPath, join(ROOT, "scripts", "build.ts")], { cwd: ROOT, stdout: "pipe", stderr: "pipe" });
+  const [code, err] = await Promise.all([build.exited, new Response(build.stderr).text()]);
+  if (code !== 0) throw new Error(`build failed: ${err}`);
+  dir = mkdtempSync(join(tmpdir(), "waitlist-bin-"));
+  for (const file of readdirSync(join(ROOT, "dist"))) copyFileSync(join(ROOT, "dist", file), join(dir, file));
+  bin = join(dir, "waitlist");
+  s = await startServer({ bin, env: { RATE_LIMITS: "off" } });
+}, 120_000);
+afterAll(async () => {
+  await s?.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+test("the binary runs from a folder with no node_modules: serve, the admin commands, the API, Swagger UI, pages and geolocation", async () => {
+  expect(existsSync(join(dir, "node_modules"))).toBe(false);
+  const created = await s.cli("account", "create", "--username", "binuser", "--plan", "growth", "--json");
+  expect(created.code).toBe(0);
+  const key = created.json.api_key;
+  expect((await s.cli("account", "set-plan", "--username", "binuser", "--plan", "business", "--json")).code).toBe(0);
+  expect((await s.cli("account", "credits", "--username", "binuser", "--set", "3", "--json")).json.account.ai_credits).toBe(3);
+  const extra = await s.cli("key", "create", "--username", "binuser", "--label", "ci", "--json");
+  expect(extra.json.api_key).toMatch(/^wl_acct_/);
+  expect((await s.cli("key", "revoke", "--id", extra.json.id, "--json")).code).toBe(0);
+
+  const me = await s.request("GET", "/api/v1/me", { key });
+  expect(me.body.data.plan.name).toBe("Business");
+  const w = (await s.request("POST", "/api/v1/waitlists", { key, body: { name: "Binary launch", landing_page: { headline: "Built to ship" } } })).body.data.waitlist;
+  expect((await s.cli("waitlist-key", "--waitlist", w.key, "--json")).json.api_key).toMatch(/^wl_/);
+
+  // the offline IP database is inside the binary
+  const signUp = await s.request("POST", `/api/v1/waitlist/${w.key}/sign-up`, { key, body: { email: "geo@example.com", metadata: { client_ip: "81.2.69.160" } } });
+  expect(signUp.status).toBe(200);
+  const sub = (await s.request("GET", `/api/v1/waitlist/${w.key}/subscribers/geo%40example.com`, { key })).body.data.subscriber;
+  expect(sub.country).toBe("GB");
+  expect(sub.timezone).toBe("Europe/London");
+
+  const swagger = await fetch(`${s.url}/swagger`);
+  expect(swagger.status).toBe(200);
+  expect((await fetch(`${s.url}/swagger/assets/swagger-ui-bundle.js`)).status).toBe(200);
+  expect((await (await fetch(`${s.url}/swagger/json`)).json() as any).info.version).toBe("1.0.0");
+
+  expect((await s.request("POST", `/api/v1/waitlist/${w.key}/landing-page/publish`, { key })).status).toBe(200);
+  const page = await fetch(`${s.url}/p/${w.slug}`);
+  expect(page.status).toBe(200);
+  expect(await page.text()).toContain("Built to ship");
+  expect((await fetch(`${s.url}/assets/hosted.css`)).status).toBe(200);
+
+  const backup = join(dir, "backup.db");
+  const b = await s.cli("backup", "--to", backup, "--json");
+  expect(b.code).toBe(0);
+  expect(b.json.bytes).toBeGreaterThan(0);
+
+  const usage = await runCli(["frobnicate"], {}, bin);
+  expect(usage.code).toBe(2);
+});
