@@ -99,3 +99,14 @@ describe("confirm-pending page", () => {
     expect((await fetch(`${s.url}/pending/unknown${uniq()}`)).status).toBe(404);
   });
 });
+
+describe("on-demand TLS check for custom domains (deploy/Caddyfile)", () => {
+  test("answers 200 for a waitlist's custom domain and 404 for any other host", async () => {
+    const { key, w } = await signedUp("x");
+    const domain = `join-${uniq()}.example.org`;
+    await s.request("PATCH", `/api/v1/waitlist/${w.key}/settings`, { key, body: { custom_domain: domain } });
+    expect((await fetch(`${s.url}/internal/custom-domain?domain=${domain}`)).status).toBe(200);
+    expect((await fetch(`${s.url}/internal/custom-domain?domain=other-${uniq()}.example.org`)).status).toBe(404);
+    expect((await fetch(`${s.url}/internal/custom-domain`)).status).toBe(404);
+  });
+});

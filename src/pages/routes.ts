@@ -47,6 +47,18 @@ export function pageRoutes(deps: { db: Db; config: Config; dispatch: Dispatch; l
       },
       { ...hidden, query: t.Object({ ref: t.Optional(t.String()) }) },
     )
+    .get(
+      "/internal/custom-domain",
+      async ({ query, request, server }) => {
+        // Caddy's on-demand TLS asks before issuing a certificate (deploy/Caddyfile); only from this machine
+        const ip = server?.requestIP(request)?.address ?? "";
+        if (!/^(127\.|::1$|::ffff:127\.)/.test(ip)) return new Response("forbidden", { status: 403 });
+        const domain = (query.domain ?? "").toLowerCase().replace(/\.$/, "");
+        const [w] = domain ? await db.select({ id: waitlists.id }).from(waitlists).where(eq(waitlists.customDomain, domain)) : [];
+        return new Response(w ? "ok" : "unknown domain", { status: w ? 200 : 404 });
+      },
+      { ...hidden, query: t.Object({ domain: t.Optional(t.String()) }) },
+    )
     .get("/p/:slug", ({ params, request, server, query }) => landing.bySlug(params.slug, visitor(request, server, query.ref)), {
       ...hidden,
       params: t.Object({ slug: t.String() }),
