@@ -4,8 +4,8 @@ import { join } from "node:path";
 const ROOT = join(import.meta.dir, "..");
 
 /** The real server (src/main.ts) on `dbUrl`, rate limits off; resolves once it listens. */
-export async function startServer(dbUrl: string, env: Record<string, string> = {}) {
-  const proc = Bun.spawn([process.execPath, join(ROOT, "src", "main.ts"), "serve", "--port", "0", "--host", "127.0.0.1", "--db", dbUrl], {
+export async function startServer(dbUrl: string, env: Record<string, string> = {}, bin?: string) {
+  const proc = Bun.spawn([...(bin ? [bin] : [process.execPath, join(ROOT, "src", "main.ts")]), "serve", "--port", "0", "--host", "127.0.0.1", "--db", dbUrl], {
     cwd: ROOT,
     env: { ...process.env, RATE_LIMITS: "off", LOG_LEVEL: "info", ...env },
     stdout: "pipe",
@@ -24,7 +24,7 @@ export async function startServer(dbUrl: string, env: Record<string, string> = {
       (async () => {
         while (!(await reader.read()).done);
       })();
-      return { url: `http://127.0.0.1:${m[1]}`, stop: async () => (proc.kill("SIGTERM"), await proc.exited) };
+      return { url: `http://127.0.0.1:${m[1]}`, pid: proc.pid, stop: async () => (proc.kill("SIGTERM"), await proc.exited) };
     }
   }
 }
@@ -46,3 +46,27 @@ export async function timeCalls(n: number, call: (i: number) => Promise<unknown>
 }
 
 export const fmt = (n: number, digits = 3) => n.toFixed(digits);
+
+export interface LoadResult {
+  rps: number;
+  p50: number;
+  p99: number;
+  total: number;
+  non2xx: number;
+  errors: number;
+  timeouts: number;
+}
+
+/** Runs bench/load.cjs (autocannon under Node) and returns its figures. */
+export async function load(opts: { url: string; method?: string; headers?: Record<string, string>; connections?: number; duration?: number; emailBody?: boolean; body?: string }): Promise<LoadResult> {
+  const proc = Bun.spawn(["node", join(ROOT, "bench", "load.cjs"), JSON.stringify(opts)], { cwd: ROOT, stdout: "pipe", stderr: "inherit" });
+  const out = await new Response(proc.stdout).text();
+  if ((await proc.exited) !== 0) throw new Error(`load generator failed: ${out}`);
+  return JSON.parse(out.trim().split("\n").pop()!);
+}
+
+/** Resident memory of a process, in MB (Linux /proc). */
+export async function rssMb(pid: number): Promise<number> {
+  const status = await Bun.file(`/proc/${pid}/status`).text();
+  return Number(status.match(/VmRSS:\s+(\d+)/)![1]) / 1024;
+}

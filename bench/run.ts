@@ -1,5 +1,148 @@
-// `npm run bench`: every benchmark, one table, each figure beside a ceiling measured in the same run (DESIGN §7).
-import { positionsBench, table } from "./positions";
+// `npm run bench` (DESIGN §7): every benchmark in one run, one table, each figure beside a ceiling measured
+// in the same run on the same machine. Knobs: BENCH_SIZES (default 10000,100000,1000000), BENCH_DURATION (s, default 5).
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createClient } from "@libsql/client";
+import { BENCH_KEY, seed, WAITLIST_KEY } from "./seed";
+import { fmt, load, rssMb, startServer, timeCalls } from "./lib";
+import { table } from "./positions";
 
-const { header, rows } = await positionsBench();
-console.log(table(header, rows));
+const ROOT = join(import.meta.dir, "..");
+const SIZES = (process.env.BENCH_SIZES ?? "10000,100000,1000000").split(",").map(Number);
+const DURATION = Number(process.env.BENCH_DURATION ?? 5);
+const rows: string[][] = [];
+const row = (measure: string, value: string, p50 = "-", p99 = "-", ratio = "-") => rows.push([measure, value, p50, p99, ratio]);
+
+async function ceilingServer() {
+  const proc = Bun.spawn([process.execPath, join(import.meta.dir, "ceiling-server.ts")], { stdout: "pipe" });
+  const reader = (proc.stdout as ReadableStream<Uint8Array>).getReader();
+  const { value } = await reader.read();
+  const { port } = JSON.parse(new TextDecoder().decode(value));
+  return { url: `http://127.0.0.1:${port}/`, stop: () => proc.kill() };
+}
+
+/** Sequential autocommit inserts into a libSQL file in WAL mode (synchronous=FULL, as the service runs). */
+async function rawInserts(seconds: number): Promise<number> {
+  const dir = mkdtempSync(join(tmpdir(), "bench-raw-"));
+  const c = createClient({ url: `file:${join(dir, "raw.db")}` });
+  await c.execute("PRAGMA journal_mode = WAL");
+  await c.execute("PRAGMA synchronous = FULL");
+  await c.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, email TEXT UNIQUE, at INTEGER)");
+  let n = 0;
+  const end = performance.now() + seconds * 1000;
+  while (performance.now() < end) await c.execute({ sql: "INSERT INTO t (email, at) VALUES (?, ?)", args: [`r${n++}@example.com`, Date.now()] });
+  c.close();
+  rmSync(dir, { recursive: true, force: true });
+  return n / seconds;
+}
+
+async function coldStart(bin: string, dbUrl: string): Promise<number> {
+  const started = performance.now();
+  const proc = Bun.spawn([bin, "serve", "--port", "0", "--host", "127.0.0.1", "--db", dbUrl], { stdout: "pipe", env: { ...process.env, RATE_LIMITS: "off" } });
+  const reader = (proc.stdout as ReadableStream<Uint8Array>).getReader();
+  let buffer = "";
+  let port = 0;
+  while (!port) {
+    const { value, done } = await reader.read();
+    if (done) throw new Error("binary exited");
+    buffer += new TextDecoder().decode(value);
+    port = Number(buffer.match(/"msg":"listening".*?"port":(\d+)/)?.[1] ?? 0);
+  }
+  for (;;) {
+    const ok = await fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.ok, () => false);
+    if (ok) break;
+  }
+  const ms = performance.now() - started;
+  proc.kill();
+  await proc.exited;
+  return ms;
+}
+
+// ceilings
+const ceiling = await ceilingServer();
+const base = await load({ url: ceiling.url, duration: DURATION });
+ceiling.stop();
+row("ceiling: bare Bun.serve {} @64 conns", `${fmt(base.rps, 0)} req/s`, fmt(base.p50, 1), fmt(base.p99, 1), "1.00");
+const raw = await rawInserts(3);
+row("ceiling: raw libSQL insert loop (WAL, FULL)", `${fmt(raw, 0)} inserts/s`);
+
+const signupRps: Record<number, number> = {};
+const getP50: Record<number, number> = {};
+const listP50: Record<number, number> = {};
+let rssLoad = 0;
+for (const n of SIZES) {
+  const dir = mkdtempSync(join(tmpdir(), "bench-"));
+  const dbUrl = `file:${join(dir, "bench.db")}`;
+  await seed(dbUrl, n);
+  const server = await startServer(dbUrl);
+  const headers = { "x-api-key": BENCH_KEY, "content-type": "application/json" };
+  const label = n.toLocaleString("en");
+  for (let i = 0; i < 200; i++) await fetch(`${server.url}/api/v1/waitlist/${WAITLIST_KEY}/subscribers/sub${1 + ((i * 7919) % n)}`, { headers }).then((r) => r.text());
+  const get = await timeCalls(1000, (i) => fetch(`${server.url}/api/v1/waitlist/${WAITLIST_KEY}/subscribers/sub${1 + ((i * 104_729) % n)}`, { headers }).then((r) => r.text()));
+  const list = await timeCalls(300, (i) =>
+    fetch(`${server.url}/api/v1/waitlist/${WAITLIST_KEY}/subscribers?sort_by=position&sort_dir=asc&limit=100&page=${1 + ((i * 7919) % Math.floor(n / 100))}`, { headers }).then((r) => r.text()),
+  );
+  getP50[n] = get.p50;
+  listP50[n] = list.p50;
+  const sampling = (async () => {
+    await Bun.sleep((DURATION * 1000) / 2);
+    return rssMb(server.pid);
+  })();
+  const signup = await load({ url: `${server.url}/api/v1/waitlist/${WAITLIST_KEY}/sign-up`, method: "POST", headers, emailBody: true, duration: DURATION });
+  rssLoad = Math.max(rssLoad, await sampling);
+  if (signup.non2xx || signup.errors) throw new Error(`sign-up load had failures: ${JSON.stringify(signup)}`);
+  signupRps[n] = signup.rps;
+  row(`sign-up @64 conns, ${label} subscribers`, `${fmt(signup.rps, 0)} req/s`, fmt(signup.p50, 1), fmt(signup.p99, 1), fmt(signup.rps / base.rps, 3));
+  row(`GET subscriber (sequential), ${label}`, "-", fmt(get.p50, 2), fmt(get.p99, 2));
+  row(`list by position 100/page (sequential), ${label}`, "-", fmt(list.p50, 2), fmt(list.p99, 2));
+  if (n === SIZES[0]) {
+    const views = await load({ url: `${server.url}/api/v1/waitlist/${WAITLIST_KEY}/log-view`, method: "POST", headers, body: "{}", duration: DURATION });
+    row(`log-view @64 conns`, `${fmt(views.rps, 0)} req/s`, fmt(views.p50, 1), fmt(views.p99, 1), fmt(views.rps / base.rps, 3));
+  }
+  await server.stop();
+  rmSync(dir, { recursive: true, force: true });
+}
+const [small, large] = [SIZES[0], SIZES[SIZES.length - 1]];
+if (small !== large) {
+  row(`sign-up throughput ${large.toLocaleString("en")} / ${small.toLocaleString("en")}`, "-", "-", "-", fmt(signupRps[large] / signupRps[small], 2));
+  row(`GET subscriber p50 ${large.toLocaleString("en")} / ${small.toLocaleString("en")}`, "-", "-", "-", fmt(getP50[large] / getP50[small], 2));
+  row(`list page p50 ${large.toLocaleString("en")} / ${small.toLocaleString("en")}`, "-", "-", "-", fmt(listP50[large] / listP50[small], 2));
+}
+
+// the compiled binary: cold start to first answer, memory idle and under load
+const bin = join(ROOT, "dist", "waitlist");
+if (!existsSync(bin)) {
+  const build = Bun.spawn([process.execPath, join(ROOT, "scripts", "build.ts")], { cwd: ROOT, stdout: "ignore" });
+  await build.exited;
+}
+{
+  const dir = mkdtempSync(join(tmpdir(), "bench-bin-"));
+  const dbUrl = `file:${join(dir, "bin.db")}`;
+  await coldStart(bin, dbUrl); // first run creates and migrates the database
+  const starts: number[] = [];
+  for (let i = 0; i < 5; i++) starts.push(await coldStart(bin, dbUrl));
+  starts.sort((x, y) => x - y);
+  const bunStart = performance.now();
+  const c = await ceilingServer();
+  await fetch(c.url);
+  const bareMs = performance.now() - bunStart;
+  c.stop();
+  row("binary cold start to first /healthz answer (median of 5)", `${fmt(starts[2], 0)} ms`, "-", "-", `bare bun ${fmt(bareMs, 0)} ms`);
+  await seed(dbUrl.replace("bin.db", "bin-load.db"), 10_000);
+  const server = await startServer(dbUrl.replace("bin.db", "bin-load.db"), {}, bin);
+  const idle = await rssMb(server.pid);
+  const sampling = (async () => {
+    await Bun.sleep((DURATION * 1000) / 2);
+    return rssMb(server.pid);
+  })();
+  const binLoad = await load({ url: `${server.url}/api/v1/waitlist/${WAITLIST_KEY}/sign-up`, method: "POST", headers: { "x-api-key": BENCH_KEY, "content-type": "application/json" }, emailBody: true, duration: DURATION });
+  const loaded = await sampling;
+  row("binary RSS idle / under sign-up load", `${fmt(idle, 0)} MB / ${fmt(loaded, 0)} MB`, "-", "-", "-");
+  row("binary sign-up @64 conns, 10,000 subscribers", `${fmt(binLoad.rps, 0)} req/s`, fmt(binLoad.p50, 1), fmt(binLoad.p99, 1), fmt(binLoad.rps / base.rps, 3));
+  await server.stop();
+  rmSync(dir, { recursive: true, force: true });
+}
+void rssLoad;
+
+console.log(table(["measure", "value", "p50 ms", "p99 ms", "x ceiling"], rows));

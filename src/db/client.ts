@@ -5,6 +5,7 @@ import { createClient, type Client } from "@libsql/client";
 import { drizzle, type LibSQLDatabase } from "drizzle-orm/libsql";
 import { migrations } from "./migrations.gen";
 import * as schema from "./schema";
+import { cacheStatements } from "./statement-cache";
 
 export type Db = LibSQLDatabase<typeof schema> & { $client: Client };
 
@@ -18,6 +19,7 @@ const BUSY_TIMEOUT_MS = 5_000;
 export async function openDatabase(settings: DbSettings): Promise<Db> {
   const isFile = settings.url.startsWith("file:");
   if (isFile) {
+    cacheStatements();
     const path = settings.url.slice("file:".length).replace(/^\/\/(localhost)?(?=\/)/, "");
     if (path && path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
   }
