@@ -6,6 +6,8 @@ export interface Config {
   host: string;
   databaseUrl: string;
   databaseAuthToken: string | null;
+  /** SQLite `synchronous` for an embedded database: full (default) survives power loss, normal only a crash. */
+  databaseSync: "full" | "normal";
   /** Public origin without a trailing slash; filled from the bound port when BASE_URL is unset. */
   baseUrl: string;
   trustProxy: boolean;
@@ -65,6 +67,7 @@ const SETTINGS: Setting<keyof Config>[] = [
   { key: "host", env: "HOST", flags: ["host"], parse: text },
   { key: "databaseUrl", env: "DATABASE_URL", flags: ["db", "database-url"], parse: url(["file:", "http:", "https:", "libsql:", "ws:", "wss:"]) },
   { key: "databaseAuthToken", env: "DATABASE_AUTH_TOKEN", flags: ["database-auth-token"], parse: text },
+  { key: "databaseSync", env: "DATABASE_SYNC", flags: ["database-sync"], parse: oneOf(["full", "normal"] as const) },
   { key: "baseUrl", env: "BASE_URL", flags: ["base-url"], parse: url(["http:", "https:"]) },
   { key: "trustProxy", env: "TRUST_PROXY", flags: ["trust-proxy"], parse: bool },
   { key: "smtpUrl", env: "SMTP_URL", flags: ["smtp-url"], parse: url(["smtp:", "smtps:"]) },
@@ -88,6 +91,7 @@ const DEFAULTS = {
   host: "0.0.0.0",
   databaseUrl: "file:./data/waitlist.db",
   databaseAuthToken: null,
+  databaseSync: "full",
   trustProxy: false,
   smtpUrl: null,
   aiBaseUrl: null,
@@ -117,6 +121,6 @@ export function loadConfig(env: Record<string, string | undefined>, flags: Map<s
 
 /** DATABASE_URL on its own, for admin commands (`--db` wins). */
 export function databaseSettings(env: Record<string, string | undefined>, flags: Map<string, string>) {
-  const c = loadConfig(env, flags, ["databaseUrl", "databaseAuthToken"]);
-  return { url: c.databaseUrl, authToken: c.databaseAuthToken };
+  const c = loadConfig(env, flags, ["databaseUrl", "databaseAuthToken", "databaseSync"]);
+  return { url: c.databaseUrl, authToken: c.databaseAuthToken, sync: c.databaseSync };
 }

@@ -29,6 +29,7 @@ describe("loadConfig defaults (DESIGN §3 table)", () => {
       host: "0.0.0.0",
       databaseUrl: "file:./data/waitlist.db",
       databaseAuthToken: null,
+      databaseSync: "full",
       baseUrl: "http://localhost:3000",
       trustProxy: false,
       smtpUrl: null,
@@ -63,6 +64,7 @@ describe("loadConfig reads the environment", () => {
       HOST: "127.0.0.1",
       DATABASE_URL: "libsql://db.example.com",
       DATABASE_AUTH_TOKEN: "secret-token",
+      DATABASE_SYNC: "normal",
       BASE_URL: "https://wl.example.com",
       TRUST_PROXY: "true",
       SMTP_URL: "smtp://user:pass@mail.example.com:587",
@@ -81,6 +83,7 @@ describe("loadConfig reads the environment", () => {
       host: "127.0.0.1",
       databaseUrl: "libsql://db.example.com",
       databaseAuthToken: "secret-token",
+      databaseSync: "normal",
       baseUrl: "https://wl.example.com",
       trustProxy: true,
       smtpUrl: "smtp://user:pass@mail.example.com:587",
@@ -175,4 +178,9 @@ describe("serve refuses bad configuration with exit code 2", () => {
       rmSync(dir, { recursive: true, force: true });
     }
   });
+});
+
+test("DATABASE_SYNC is full or normal (our extension: the durability trade-off)", () => {
+  expect(loadConfig({ DATABASE_SYNC: "NORMAL" }).databaseSync).toBe("normal");
+  expect(() => loadConfig({ DATABASE_SYNC: "off" })).toThrow(/DATABASE_SYNC/);
 });

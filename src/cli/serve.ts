@@ -13,7 +13,7 @@ const MAX_BODY_BYTES = 1024 * 1024;
 export async function serve(flags: Map<string, string>, env: Record<string, string | undefined>): Promise<void> {
   const config = loadConfig(env, flags);
   const log = createLogger(config.logLevel);
-  const db = await openDatabase({ url: config.databaseUrl, authToken: config.databaseAuthToken });
+  const db = await openDatabase({ url: config.databaseUrl, authToken: config.databaseAuthToken, sync: config.databaseSync });
   const dispatcher = createDispatcher({ db, config, log });
   // emails kept while SMTP_URL was unset go out once it is set
   if (config.smtpUrl) await releaseHeldEmails(db);

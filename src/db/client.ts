@@ -1,17 +1,26 @@
 // Opens the libSQL database (embedded file or server), sets the pragmas, applies the embedded migrations.
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
-import { createClient, type Client } from "@libsql/client";
+import { createClient, type Client, type InStatement } from "@libsql/client";
+import type { SQL } from "drizzle-orm";
+import { createGroupWriter, type GroupWriter } from "./group-commit";
 import { drizzle, type LibSQLDatabase } from "drizzle-orm/libsql";
 import { migrations } from "./migrations.gen";
 import * as schema from "./schema";
 import { cacheStatements } from "./statement-cache";
 
-export type Db = LibSQLDatabase<typeof schema> & { $client: Client };
+export type Db = LibSQLDatabase<typeof schema> & { $client: Client; $writer: GroupWriter };
+
+/** A drizzle `sql` fragment as a libSQL statement (for the group writer). */
+export const toStatement = (db: Db, query: SQL): InStatement => {
+  const { sql: text, params } = (db as any).dialect.sqlToQuery(query);
+  return { sql: text, args: params };
+};
 
 export interface DbSettings {
   url: string;
   authToken: string | null;
+  sync?: "full" | "normal";
 }
 
 const BUSY_TIMEOUT_MS = 5_000;
@@ -26,13 +35,16 @@ export async function openDatabase(settings: DbSettings): Promise<Db> {
   const client = createClient({ url: settings.url, authToken: settings.authToken ?? undefined, timeout: BUSY_TIMEOUT_MS });
   if (isFile) {
     // WAL lets the CLI and several instances share one file; busy_timeout (set per connection by the
-    // driver's `timeout`) waits out writers instead of failing; synchronous FULL: an acknowledged write survives power loss.
+    // driver's `timeout`) waits out writers instead of failing; synchronous FULL (the default): an acknowledged
+    // write survives power loss; NORMAL (DATABASE_SYNC=normal) survives a crash of the process but not of the machine.
     await client.execute("PRAGMA journal_mode = WAL");
     await client.execute("PRAGMA foreign_keys = ON");
-    await client.execute("PRAGMA synchronous = FULL");
+    await client.execute(settings.sync === "normal" ? "PRAGMA synchronous = NORMAL" : "PRAGMA synchronous = FULL");
   }
   await applyMigrations(client);
-  return drizzle(client, { schema }) as Db;
+  const db = drizzle(client, { schema }) as Db;
+  db.$writer = createGroupWriter(client);
+  return db;
 }
 
 /** Applies each embedded migration once; several instances starting together serialize on the write lock. */

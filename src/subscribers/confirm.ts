@@ -5,7 +5,7 @@ import { now } from "../clock";
 import type { Db } from "../db/client";
 import { waitlists } from "../db/schema";
 import { nothing, type Dispatch } from "../outbox/events";
-import { fraudReason, FRAUD_WINDOWS, type FraudReason } from "./fraud";
+import { fraudReason, FRAUD_LIMITS, FRAUD_WINDOWS, type FraudReason } from "./fraud";
 import { confirmation } from "./signup";
 
 interface Pending {
@@ -50,10 +50,11 @@ export async function confirmSubscriber(db: Db, confirmToken: string, dispatch: 
 async function referralDecision(db: Db, sub: Pending, at: number): Promise<{ referrerId: string; reason: FraudReason | null } | null> {
   const [r] = await db.all<{ ip_address: string | null; fingerprint: string | null; ip_count: number; fp_count: number; velocity: number }>(sql`
     SELECT ip_address, fingerprint,
-      (SELECT count(*) FROM subscribers WHERE waitlist_id = ${sub.waitlist_id} AND ip_address = ${sub.ip_address ?? ""} AND id != ${sub.id}
-        AND joined_at > ${at - FRAUD_WINDOWS.ipMs}) AS ip_count,
-      (SELECT count(*) FROM subscribers WHERE waitlist_id = ${sub.waitlist_id} AND fingerprint = ${sub.fingerprint ?? ""} AND id != ${sub.id}) AS fp_count,
-      (SELECT count(*) FROM referrals WHERE referrer_id = ${sub.referrer_id} AND credited = 1 AND created_at > ${at - FRAUD_WINDOWS.velocityMs}) AS velocity
+      (SELECT count(*) FROM (SELECT 1 FROM subscribers WHERE waitlist_id = ${sub.waitlist_id} AND ip_address = ${sub.ip_address ?? ""} AND id != ${sub.id}
+        AND joined_at > ${at - FRAUD_WINDOWS.ipMs} LIMIT ${FRAUD_LIMITS.signupsPerIp})) AS ip_count,
+      (SELECT count(*) FROM (SELECT 1 FROM subscribers WHERE waitlist_id = ${sub.waitlist_id} AND fingerprint = ${sub.fingerprint ?? ""} AND id != ${sub.id} LIMIT 1)) AS fp_count,
+      (SELECT count(*) FROM (SELECT 1 FROM referrals WHERE referrer_id = ${sub.referrer_id} AND credited = 1 AND created_at > ${at - FRAUD_WINDOWS.velocityMs}
+        LIMIT ${FRAUD_LIMITS.creditsPerWindow})) AS velocity
     FROM subscribers WHERE id = ${sub.referrer_id} AND status = 'confirmed'`);
   if (!r) return null; // the referrer is gone or not confirmed
   const reason = sub.fraud_checks

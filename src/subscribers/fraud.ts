@@ -2,8 +2,10 @@
 export type FraudReason = "self_referral" | "duplicate_fingerprint" | "duplicate_ip" | "velocity";
 
 export const FRAUD_WINDOWS = { ipMs: 24 * 3_600_000, velocityMs: 10 * 60_000 };
-const MAX_SIGNUPS_PER_IP = 3;
-const MAX_CREDITS_PER_WINDOW = 10;
+/** The thresholds: counting stops there (a count need not go past what the rule compares). */
+export const FRAUD_LIMITS = { signupsPerIp: 3, creditsPerWindow: 10 };
+const MAX_SIGNUPS_PER_IP = FRAUD_LIMITS.signupsPerIp;
+const MAX_CREDITS_PER_WINDOW = FRAUD_LIMITS.creditsPerWindow;
 
 export interface FraudSignals {
   ip: string | null;

@@ -1,18 +1,18 @@
 // Sign-up (spec: POST .../sign-up): idempotent per email, exact positions, referral credit and fraud rules.
 import { sql, type SQL } from "drizzle-orm";
 import { now, token } from "../clock";
-import type { Db } from "../db/client";
+import { toStatement, type Db } from "../db/client";
 import type { Waitlist } from "../http/api";
 import { badRequest } from "../http/errors";
 import { isUniqueViolation } from "../account/service";
 import { isDisposable, isRoleAddress, isValidEmailSyntax, normalizeEmail } from "./email";
-import { fraudReason, FRAUD_WINDOWS, type FraudReason } from "./fraud";
+import { fraudReason, FRAUD_LIMITS, FRAUD_WINDOWS, type FraudReason } from "./fraud";
 import { locate } from "./geo";
 import { splitMetadata } from "./metadata";
 import type { SignUpInput } from "./model";
 import { rankChange } from "./rank";
 import { email, nothing, webhookEvent, type Dispatch, type Outgoing } from "../outbox/events";
-import { selectSubscribers, thankYouUrl, type SubscriberRow } from "./view";
+import { selectSubscribers, subscribersQuery, thankYouUrl, type SubscriberRow } from "./view";
 
 export interface SignUpContext {
   joinedWith: "api" | "form";
@@ -58,7 +58,7 @@ export async function signUp(db: Db, waitlist: Waitlist, input: SignUpInput, ctx
   const checkFraud = ctx.joinedWith === "form" || reserved.clientIp !== null || reserved.fingerprint !== null;
   const at = now();
 
-  const [existing, signals] = await readBefore(db, waitlist.id, email, reserved.referredBy, ip, reserved.fingerprint, at);
+  const [existing, signals] = await readBefore(db, waitlist.id, email, reserved.referredBy, checkFraud ? { ip, fp: reserved.fingerprint } : null, at);
   if (existing) return alreadyRegistered(existing, waitlist, ctx.baseUrl);
 
   let reason: FraudReason | null = null;
@@ -110,22 +110,31 @@ export async function signUp(db: Db, waitlist: Waitlist, input: SignUpInput, ctx
   }
 }
 
-/** One round trip: the email's subscriber (with position), the referrer and the fraud counters. */
-async function readBefore(db: Db, waitlistId: string, email: string, code: string | null, ip: string | null, fp: string | null, at: number) {
-  const [existing, referrer, counts] = await db.batch([
-    selectSubscribers(db, sql`s.waitlist_id = ${waitlistId} AND s.email = ${email}`),
+const NO_SIGNALS: Signals = { referrer: undefined, ipCount: 0, fpCount: 0, velocity: 0 };
+
+/**
+ * One round trip: the email's subscriber (with position) and, for a referred sign-up, the referrer and
+ * the fraud counters. Each counter stops at the threshold its rule needs, so none grows with the list.
+ */
+async function readBefore(db: Db, waitlistId: string, email: string, code: string | null, fraud: { ip: string | null; fp: string | null } | null, at: number) {
+  const existing = selectSubscribers(db, sql`s.waitlist_id = ${waitlistId} AND s.email = ${email}`);
+  if (!code) return [(await existing)[0] as SubscriberRow | undefined, NO_SIGNALS] as const;
+  const [found, referrer, counts] = await db.batch([
+    existing,
     db.all<Signals["referrer"] & {}>(
-      sql`SELECT id, ip_address, fingerprint FROM subscribers WHERE waitlist_id = ${waitlistId} AND referral_code = ${code ?? ""} AND status = 'confirmed'`,
+      sql`SELECT id, ip_address, fingerprint FROM subscribers WHERE waitlist_id = ${waitlistId} AND referral_code = ${code} AND status = 'confirmed'`,
     ),
     db.all<{ ip_count: number; fp_count: number; velocity: number }>(sql`SELECT
-      (SELECT count(*) FROM subscribers WHERE waitlist_id = ${waitlistId} AND ip_address = ${ip ?? ""} AND joined_at > ${at - FRAUD_WINDOWS.ipMs}) AS ip_count,
-      (SELECT count(*) FROM subscribers WHERE waitlist_id = ${waitlistId} AND fingerprint = ${fp ?? ""}) AS fp_count,
-      (SELECT count(*) FROM referrals r JOIN subscribers s ON s.id = r.referrer_id
-        WHERE s.waitlist_id = ${waitlistId} AND s.referral_code = ${code ?? ""} AND r.credited = 1 AND r.created_at > ${at - FRAUD_WINDOWS.velocityMs}) AS velocity`),
+      (SELECT count(*) FROM (SELECT 1 FROM subscribers WHERE waitlist_id = ${waitlistId} AND ip_address = ${fraud?.ip ?? ""}
+        AND joined_at > ${at - FRAUD_WINDOWS.ipMs} LIMIT ${FRAUD_LIMITS.signupsPerIp})) AS ip_count,
+      (SELECT count(*) FROM (SELECT 1 FROM subscribers WHERE waitlist_id = ${waitlistId} AND fingerprint = ${fraud?.fp ?? ""} LIMIT 1)) AS fp_count,
+      (SELECT count(*) FROM (SELECT 1 FROM referrals r JOIN subscribers s ON s.id = r.referrer_id
+        WHERE s.waitlist_id = ${waitlistId} AND s.referral_code = ${code} AND r.credited = 1 AND r.created_at > ${at - FRAUD_WINDOWS.velocityMs}
+        LIMIT ${FRAUD_LIMITS.creditsPerWindow})) AS velocity`),
   ]);
   const c = counts[0];
   const signals: Signals = { referrer: referrer[0], ipCount: Number(c.ip_count), fpCount: Number(c.fp_count), velocity: Number(c.velocity) };
-  return [existing[0] as SubscriberRow | undefined, signals] as const;
+  return [found[0] as SubscriberRow | undefined, signals] as const;
 }
 
 type Base = {
@@ -163,12 +172,7 @@ async function insertPending(db: Db, waitlist: Waitlist, id: string, b: Base, ou
   const isNew = sql`EXISTS (SELECT 1 FROM subscribers WHERE id = ${id})`;
   email(out, waitlist, "confirmation", id, isNew);
   webhookEvent(out, waitlist, "subscriber.pending", id, isNew);
-  const results = await db.batch([
-    db.run(insertSubscriber(id, waitlist.id, b, sql`NULL`, token(32))),
-    ...out.statements.map((st) => db.run(st)),
-    selectSubscribers(db, sql`s.waitlist_id = ${waitlist.id} AND s.email = ${b.email}`),
-  ] as any);
-  return results[results.length - 1] as SubscriberRow[];
+  return groupWrite(db, [insertSubscriber(id, waitlist.id, b, sql`NULL`, token(32)), ...out.statements], waitlist.id, b.email);
 }
 
 /**
@@ -191,8 +195,13 @@ async function insertConfirmed(
     insertSubscriber(id, waitlist.id, b, sql`(SELECT last_seq FROM waitlists WHERE id = ${waitlist.id})`, null),
     ...confirmation(waitlist, id, b.at, isNew, referral, out, "subscriber.created"),
   ];
-  const results = await db.batch([...statements.map((st) => db.run(st)), selectSubscribers(db, sql`s.waitlist_id = ${waitlist.id} AND s.email = ${b.email}`)] as any);
-  return results[results.length - 1] as SubscriberRow[];
+  return groupWrite(db, statements, waitlist.id, b.email);
+}
+
+/** The sign-up's statements in one atomic batch (grouped with concurrent sign-ups), then the email's row as committed. */
+async function groupWrite(db: Db, statements: SQL[], waitlistId: string, email: string): Promise<SubscriberRow[]> {
+  const results = await db.$writer.write([...statements, subscribersQuery(sql`s.waitlist_id = ${waitlistId} AND s.email = ${email}`)].map((st) => toStatement(db, st)));
+  return results[results.length - 1].rows as unknown as SubscriberRow[];
 }
 
 /**

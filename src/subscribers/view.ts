@@ -39,9 +39,11 @@ export interface SubscriberRow {
 const TAGS = sql.raw(`(SELECT json_group_array(json_object('id', t.id, 'name', t.name, 'color', t.color) ORDER BY lower(t.name))
   FROM subscriber_tags st JOIN tags t ON t.id = st.tag_id WHERE st.subscriber_id = s.id)`);
 
-/** Subscribers matching `where` (on alias `s`), with position and tags. */
+/** The SELECT of subscribers matching `where` (on alias `s`), with position and tags. */
+export const subscribersQuery = (where: SQL): SQL => sql`SELECT s.*, ${positionOf("s")} AS position, ${TAGS} AS tags_json FROM subscribers s WHERE ${where}`;
+
 export function selectSubscribers(db: Db, where: SQL) {
-  return db.all<SubscriberRow>(sql`SELECT s.*, ${positionOf("s")} AS position, ${TAGS} AS tags_json FROM subscribers s WHERE ${where}`);
+  return db.all<SubscriberRow>(subscribersQuery(where));
 }
 
 /**
