@@ -20,7 +20,8 @@ const embedLibsqlAddon: Bun.BunPlugin = {
 
 const result = await Bun.build({
   entrypoints: ["./src/main.ts"],
-  compile: { outfile: "./dist/waitlist" },
+  // --smol: a smaller heap, collected more often; keeps the resident set of a VPS instance down
+  compile: { outfile: "./dist/waitlist", execArgv: ["--smol"] },
   // STYLE: full --minify renames identifiers Elysia inspects; whitespace and syntax only
   minify: { whitespace: true, syntax: true, identifiers: false },
   sourcemap: "none",

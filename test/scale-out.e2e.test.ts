@@ -3,20 +3,23 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { createClient } from "@libsql/client";
 import { startServer, until, type TestServer } from "./support/server";
-import { startReceiver, type Receiver } from "./support/peers";
+import { startReceiver, startSmtp, type Receiver, type Smtp } from "./support/peers";
 
 let a: TestServer;
 let b: TestServer;
 let hooks: Receiver;
+let smtp: Smtp;
 beforeAll(async () => {
   hooks = startReceiver();
-  a = await startServer();
-  b = await startServer({ dbUrl: a.dbUrl });
+  smtp = await startSmtp();
+  a = await startServer({ env: { SMTP_URL: smtp.url } });
+  b = await startServer({ dbUrl: a.dbUrl, env: { SMTP_URL: smtp.url } });
 });
 afterAll(async () => {
   await b.stop();
   await a.stop();
   hooks.stop();
+  await smtp.close();
 });
 
 const uniq = () => Math.random().toString(36).slice(2, 8);
@@ -91,4 +94,20 @@ test("each webhook attempt is made once, by one instance: a failed first attempt
   const perId = new Map<string, number>();
   for (const d of mine()) perId.set(d.body.id, (perId.get(d.body.id) ?? 0) + 1);
   expect([...perId.values()]).toEqual([2, 2, 2]);
+});
+
+test("each email is sent once, whichever instance took the sign-up, retries included", async () => {
+  const { key, path } = await setup();
+  await a.request("PATCH", `${path}/settings`, { key, body: { double_opt_in: true } });
+  smtp.failNext(2);
+  const emails = Array.from({ length: 6 }, (_, i) => `mail${i}-${uniq()}@example.com`);
+  for (const [i, email] of emails.entries()) await pick(i).request("POST", `${path}/sign-up`, { key, body: { email } });
+  const db = createClient({ url: a.dbUrl });
+  // the two refused sends are retried by whichever instance's job claims them first
+  await until(async () => {
+    await db.execute("UPDATE outbox SET next_attempt_at = 0 WHERE kind = 'email' AND status = 'pending' AND attempts > 0");
+    return (await db.execute("SELECT count(*) AS n FROM outbox WHERE kind = 'email' AND status = 'sent'")).rows[0].n as number >= 6;
+  }, 20_000, "all confirmation emails sent");
+  db.close();
+  for (const email of emails) expect(smtp.messages.filter((m) => JSON.stringify(m.to).includes(email))).toHaveLength(1);
 });

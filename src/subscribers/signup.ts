@@ -156,14 +156,15 @@ type Base = {
   at: number;
 };
 
-/** Every subscriber starts pending and unranked; `confirmation` makes it confirmed (at once, or from the emailed link). */
-function insertSubscriber(id: string, waitlistId: string, b: Base, seq: SQL, confirmToken: string | null) {
+/** A pending subscriber (no seq, a confirmation token), or one confirmed at once with its seq and sign-up points. */
+function insertSubscriber(id: string, waitlistId: string, b: Base, seq: SQL, confirmToken: string | null, confirmedPoints: number | null) {
+  const status = confirmedPoints === null ? "pending" : "confirmed";
   return sql`INSERT INTO subscribers (id, waitlist_id, email, name, phone, status, deliverability, points, seq, referral_code, sign_up_token,
       confirm_token, referred_by, referrer_id, metadata, referring_domain, ip_address, fingerprint, fraud_checks, country, city, timezone, joined_with,
       joined_at, confirmed_at, updated_at)
-    VALUES (${id}, ${waitlistId}, ${b.email}, ${b.name}, ${b.phone}, 'pending', ${b.deliverability}, 0, ${seq}, ${token(8)}, ${token(24)},
+    VALUES (${id}, ${waitlistId}, ${b.email}, ${b.name}, ${b.phone}, ${status}, ${b.deliverability}, ${confirmedPoints ?? 0}, ${seq}, ${token(8)}, ${token(24)},
       ${confirmToken}, ${b.referredBy}, ${b.referrerId}, ${b.metadata}, ${b.referringDomain}, ${b.ip}, ${b.fingerprint}, ${b.fraudChecks ? 1 : 0},
-      ${b.country}, ${b.city}, ${b.timezone}, ${b.joinedWith}, ${b.at}, NULL, ${b.at})
+      ${b.country}, ${b.city}, ${b.timezone}, ${b.joinedWith}, ${b.at}, ${confirmedPoints === null ? null : b.at}, ${b.at})
     ON CONFLICT (waitlist_id, email) DO NOTHING`;
 }
 
@@ -172,7 +173,7 @@ async function insertPending(db: Db, waitlist: Waitlist, id: string, b: Base, ou
   const isNew = sql`EXISTS (SELECT 1 FROM subscribers WHERE id = ${id})`;
   email(out, waitlist, "confirmation", id, isNew);
   webhookEvent(out, waitlist, "subscriber.pending", id, isNew);
-  return groupWrite(db, [insertSubscriber(id, waitlist.id, b, sql`NULL`, token(32)), ...out.statements], waitlist.id, b.email);
+  return groupWrite(db, [insertSubscriber(id, waitlist.id, b, sql`NULL`, token(32), null), ...out.statements], waitlist.id, b.email);
 }
 
 /**
@@ -190,9 +191,9 @@ async function insertConfirmed(
 ) {
   const isNew = sql`EXISTS (SELECT 1 FROM subscribers WHERE id = ${id})`;
   const statements = [
-    sql`UPDATE waitlists SET last_seq = last_seq + 1
+    sql`UPDATE waitlists SET last_seq = last_seq + 1, subscribers_count = subscribers_count + 1
       WHERE id = ${waitlist.id} AND NOT EXISTS (SELECT 1 FROM subscribers WHERE waitlist_id = ${waitlist.id} AND email = ${b.email})`,
-    insertSubscriber(id, waitlist.id, b, sql`(SELECT last_seq FROM waitlists WHERE id = ${waitlist.id})`, null),
+    insertSubscriber(id, waitlist.id, b, sql`(SELECT last_seq FROM waitlists WHERE id = ${waitlist.id})`, null, signUpPoints(waitlist)),
     ...confirmation(waitlist, id, b.at, isNew, referral, out, "subscriber.created"),
   ];
   return groupWrite(db, statements, waitlist.id, b.email);
@@ -204,10 +205,13 @@ async function groupWrite(db: Db, statements: SQL[], waitlistId: string, email: 
   return results[results.length - 1].rows as unknown as SubscriberRow[];
 }
 
+const signUpPoints = (w: Waitlist) => (w.referralEnabled ? w.signupPoints : 0);
+
 /**
  * What makes a subscriber confirmed, ranked and counted: status, sign-up points, rank counters,
  * totals, the referral credit, and the outbox rows (event, welcome email). Shared by sign-up
- * without double opt-in and by following the confirmation link. `seq` must already be set.
+ * without double opt-in (inserted confirmed and counted already) and by following the
+ * confirmation link. `seq` must already be set.
  */
 export function confirmation(
   waitlist: Waitlist,
@@ -218,16 +222,20 @@ export function confirmation(
   out: Outgoing,
   event: "subscriber.created" | "subscriber.confirmed",
 ): SQL[] {
-  const points = waitlist.referralEnabled ? waitlist.signupPoints : 0;
-  const deliverability = event === "subscriber.confirmed" ? sql`'confirmed'` : sql`deliverability`;
   webhookEvent(out, waitlist, event, id, onlyIf);
   if (referral?.reason === null) webhookEvent(out, waitlist, "referral.credited", id, onlyIf, { relatedId: referral.referrerId });
   if (waitlist.welcomeEnabled) email(out, waitlist, "welcome", id, onlyIf);
+  const promote =
+    event === "subscriber.confirmed"
+      ? [
+          sql`UPDATE subscribers SET status = 'confirmed', points = ${signUpPoints(waitlist)}, deliverability = 'confirmed', confirmed_at = ${at}, updated_at = ${at}
+            WHERE id = ${id} AND ${onlyIf}`,
+          sql`UPDATE waitlists SET subscribers_count = subscribers_count + 1 WHERE id = ${waitlist.id} AND ${onlyIf}`,
+        ]
+      : [];
   return [
-    sql`UPDATE subscribers SET status = 'confirmed', points = ${points}, deliverability = ${deliverability}, confirmed_at = ${at}, updated_at = ${at}
-      WHERE id = ${id} AND ${onlyIf}`,
+    ...promote,
     rankChange(id, 1, onlyIf),
-    sql`UPDATE waitlists SET subscribers_count = subscribers_count + 1 WHERE id = ${waitlist.id} AND ${onlyIf}`,
     sql`INSERT INTO daily_stats (waitlist_id, date, sign_ups, views) SELECT ${waitlist.id}, ${dayOf(at)}, 1, 0 WHERE ${onlyIf}
       ON CONFLICT (waitlist_id, date) DO UPDATE SET sign_ups = sign_ups + 1`,
     ...(referral ? creditReferral(waitlist, id, referral.referrerId, referral.reason, at, onlyIf) : []),
