@@ -11,8 +11,22 @@ import { locate } from "./geo";
 import { splitMetadata } from "./metadata";
 import type { SignUpInput } from "./model";
 import { rankChange } from "./rank";
+
+/** What a sign-up answer needs of a subscriber: less than a full Subscriber, read in the same statement as the position. */
+interface SignUpRow {
+  id: string;
+  status: "pending" | "confirmed";
+  points: number;
+  position: number | null;
+  referral_code: string;
+  sign_up_token: string;
+}
+const signUpRow = (waitlistId: string, email: string) =>
+  sql`SELECT s.id, s.status, s.points, s.referral_code, s.sign_up_token, ${positionOf("s")} AS position FROM subscribers s
+    WHERE s.waitlist_id = ${waitlistId} AND s.email = ${email}`;
 import { email, nothing, webhookEvent, type Dispatch, type Outgoing } from "../outbox/events";
-import { selectSubscribers, subscribersQuery, thankYouUrl, type SubscriberRow } from "./view";
+import { thankYouUrl } from "./view";
+import { positionOf } from "./rank";
 
 export interface SignUpContext {
   joinedWith: "api" | "form";
@@ -117,8 +131,8 @@ const NO_SIGNALS: Signals = { referrer: undefined, ipCount: 0, fpCount: 0, veloc
  * the fraud counters. Each counter stops at the threshold its rule needs, so none grows with the list.
  */
 async function readBefore(db: Db, waitlistId: string, email: string, code: string | null, fraud: { ip: string | null; fp: string | null } | null, at: number) {
-  const existing = selectSubscribers(db, sql`s.waitlist_id = ${waitlistId} AND s.email = ${email}`);
-  if (!code) return [(await existing)[0] as SubscriberRow | undefined, NO_SIGNALS] as const;
+  const existing = db.all<SignUpRow>(signUpRow(waitlistId, email));
+  if (!code) return [(await existing)[0] as SignUpRow | undefined, NO_SIGNALS] as const;
   const [found, referrer, counts] = await db.batch([
     existing,
     db.all<Signals["referrer"] & {}>(
@@ -134,7 +148,7 @@ async function readBefore(db: Db, waitlistId: string, email: string, code: strin
   ]);
   const c = counts[0];
   const signals: Signals = { referrer: referrer[0], ipCount: Number(c.ip_count), fpCount: Number(c.fp_count), velocity: Number(c.velocity) };
-  return [found[0] as SubscriberRow | undefined, signals] as const;
+  return [found[0] as SignUpRow | undefined, signals] as const;
 }
 
 type Base = {
@@ -200,9 +214,9 @@ async function insertConfirmed(
 }
 
 /** The sign-up's statements in one atomic batch (grouped with concurrent sign-ups), then the email's row as committed. */
-async function groupWrite(db: Db, statements: SQL[], waitlistId: string, email: string): Promise<SubscriberRow[]> {
-  const results = await db.$writer.write([...statements, subscribersQuery(sql`s.waitlist_id = ${waitlistId} AND s.email = ${email}`)].map((st) => toStatement(db, st)));
-  return results[results.length - 1].rows as unknown as SubscriberRow[];
+async function groupWrite(db: Db, statements: SQL[], waitlistId: string, email: string): Promise<SignUpRow[]> {
+  const results = await db.$writer.write([...statements, signUpRow(waitlistId, email)].map((st) => toStatement(db, st)));
+  return results[results.length - 1].rows as unknown as SignUpRow[];
 }
 
 const signUpPoints = (w: Waitlist) => (w.referralEnabled ? w.signupPoints : 0);
@@ -258,7 +272,7 @@ function creditReferral(waitlist: Waitlist, refereeId: string, referrerId: strin
   ];
 }
 
-function alreadyRegistered(row: SubscriberRow, waitlist: Waitlist, baseUrl: string) {
+function alreadyRegistered(row: SignUpRow, waitlist: Waitlist, baseUrl: string) {
   if (row.status === "pending") {
     return {
       success: true,
@@ -282,7 +296,7 @@ function alreadyRegistered(row: SubscriberRow, waitlist: Waitlist, baseUrl: stri
   };
 }
 
-function newSignUp(row: SubscriberRow, waitlist: Waitlist, baseUrl: string) {
+function newSignUp(row: SignUpRow, waitlist: Waitlist, baseUrl: string) {
   if (row.status === "pending") {
     return {
       success: true,
