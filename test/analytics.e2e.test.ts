@@ -1,13 +1,11 @@
 // spec: Analytics (log-view, stats) and DESIGN §4 "Analytics"; DESIGN §9 daily stats. Over real HTTP,
 // plus the 24 h window and the prune job against the database directly.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { sql } from "drizzle-orm";
 import { openDatabase, type Db } from "../src/db/client";
 import { DEDUPE_MS, logView, pruneViewDedupe, visitorKey } from "../src/analytics/service";
 import { startServer, type TestServer } from "./support/server";
+import { scratchDatabase } from "./support/db";
 
 let s: TestServer;
 beforeAll(async () => {
@@ -141,18 +139,11 @@ describe("GET .../stats/daily", () => {
 
 describe("the 24-hour window and the prune job", () => {
   let db: Db;
-  let dir: string;
+  let close: () => void;
   beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), "views-"));
-    db = await openDatabase({ url: `file:${join(dir, "v.db")}`, authToken: null });
-    await db.run(sql`INSERT INTO accounts (id, username, plan, ai_credits, created_at) VALUES ('a', 'a', 'business', 0, 0)`);
-    await db.run(sql`INSERT INTO waitlists (id, account_id, key, slug, name, welcome_subject, welcome_body, confirmation_subject, confirmation_body, signing_secret, created_at, updated_at)
-      VALUES ('w', 'a', 'k', 's', 'n', '', '', '', '', '', 0, 0)`);
+    ({ db, close } = await scratchDatabase());
   });
-  afterAll(() => {
-    db.$client.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  afterAll(() => close());
 
   test("a visitor counts again once 24 hours have passed since the first counted view", async () => {
     const t0 = Date.UTC(2026, 0, 1, 10);

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
 import { createClient } from "@libsql/client";
 import { startServer, type Response, type TestServer } from "./support/server";
+import { inOneWindow } from "./support/windows";
 
 let s: TestServer;
 beforeAll(async () => {
@@ -40,28 +41,6 @@ const rate = (r: Response) => ({
   remaining: r.headers.get("x-ratelimit-remaining"),
   reset: r.headers.get("x-ratelimit-reset"),
 });
-
-/**
- * Fixed one-minute windows: a test that counts requests fails spuriously if the window rolls over
- * mid-test. `track` records each response's X-RateLimit-Reset; if the body fails and the responses
- * spanned more than one window, it runs once more (with fresh accounts, made inside the body).
- */
-async function inOneWindow(body: (track: (r: Response) => Response) => Promise<void>) {
-  for (let attempt = 1; ; attempt++) {
-    const resets = new Set<string | null>();
-    const track = (r: Response) => {
-      resets.add(r.headers.get("x-ratelimit-reset"));
-      return r;
-    };
-    try {
-      await body(track);
-      return;
-    } catch (err) {
-      if (attempt === 1 && resets.size > 1) continue;
-      throw err;
-    }
-  }
-}
 
 describe("account keys", () => {
   test("a request without X-Api-Key is 401 {statusCode, error: Unauthorized, message}", async () => {

@@ -1,26 +1,17 @@
 // The rank counters (src/subscribers/rank.ts) against brute force, with confirmation sequences spread
 // over several 256- and 65536-blocks so every level of the structure is crossed (DESIGN §7).
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { sql } from "drizzle-orm";
-import { openDatabase, type Db } from "../src/db/client";
+import type { Db } from "../src/db/client";
 import { keyAtRank, positionOf, rankChange } from "../src/subscribers/rank";
+import { scratchDatabase } from "./support/db";
 
 let db: Db;
-let dir: string;
+let close: () => void;
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), "rank-"));
-  db = await openDatabase({ url: `file:${join(dir, "rank.db")}`, authToken: null });
-  await db.run(sql`INSERT INTO accounts (id, username, plan, ai_credits, created_at) VALUES ('a', 'a', 'business', 0, 0)`);
-  await db.run(sql`INSERT INTO waitlists (id, account_id, key, slug, name, welcome_subject, welcome_body, confirmation_subject, confirmation_body, signing_secret, created_at, updated_at)
-    VALUES ('w', 'a', 'k', 's', 'n', '', '', '', '', '', 0, 0)`);
+  ({ db, close } = await scratchDatabase());
 });
-afterAll(() => {
-  db.$client.close();
-  rmSync(dir, { recursive: true, force: true });
-});
+afterAll(() => close());
 
 function rng(seed: number) {
   let a = seed >>> 0;
