@@ -129,7 +129,7 @@ describe("account keys", () => {
     const k = await newAccountKey(a.key);
     const wl = await createWaitlist(a.key);
     const wlKey = await newWaitlistKey(a.key, wl.key);
-    const db = createClient({ url: s.dbUrl });
+    const db = createClient({ url: s.dbUrl, timeout: 5_000 });
     try {
       const rows = (await db.execute("SELECT * FROM api_keys")).rows;
       expect(rows.length).toBeGreaterThanOrEqual(3);

@@ -23,7 +23,7 @@ const uniq = () => Math.random().toString(36).slice(2, 8);
 const hmac = (secret: string, raw: string) => `sha256=${createHmac("sha256", secret).update(raw).digest("hex")}`;
 
 async function sql(server: TestServer, statement: string, args: any[] = []) {
-  const c = createClient({ url: server.dbUrl });
+  const c = createClient({ url: server.dbUrl, timeout: 5_000 });
   try {
     return (await c.execute({ sql: statement, args })).rows;
   } finally {

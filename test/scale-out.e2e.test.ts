@@ -87,7 +87,7 @@ test("each webhook attempt is made once, by one instance: a failed first attempt
   const mine = () => hooks.deliveries.filter((d) => d.body?.waitlist?.key === w.key);
   await until(() => mine().length === 3, 5_000, "three failed first attempts");
   // make every retry due now: both instances' retry jobs (each every 5 s) race for the rows
-  const db = createClient({ url: a.dbUrl });
+  const db = createClient({ url: a.dbUrl, timeout: 5_000 });
   await db.execute({ sql: "UPDATE outbox SET next_attempt_at = 0 WHERE waitlist_id = ?", args: [w.id] });
   await until(async () => (await db.execute({ sql: "SELECT count(*) AS n FROM outbox WHERE waitlist_id = ? AND status = 'sent'", args: [w.id] })).rows[0].n === 3, 15_000, "retries sent");
   db.close();
@@ -102,7 +102,7 @@ test("each email is sent once, whichever instance took the sign-up, retries incl
   smtp.failNext(2);
   const emails = Array.from({ length: 6 }, (_, i) => `mail${i}-${uniq()}@example.com`);
   for (const [i, email] of emails.entries()) await pick(i).request("POST", `${path}/sign-up`, { key, body: { email } });
-  const db = createClient({ url: a.dbUrl });
+  const db = createClient({ url: a.dbUrl, timeout: 5_000 });
   // the two refused sends are retried by whichever instance's job claims them first
   await until(async () => {
     await db.execute("UPDATE outbox SET next_attempt_at = 0 WHERE kind = 'email' AND status = 'pending' AND attempts > 0");
