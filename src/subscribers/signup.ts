@@ -72,7 +72,11 @@ export async function signUp(db: Db, waitlist: Waitlist, input: SignUpInput, ctx
   const checkFraud = ctx.joinedWith === "form" || reserved.clientIp !== null || reserved.fingerprint !== null;
   const at = now();
 
-  const [existing, signals] = await readBefore(db, waitlist.id, email, reserved.referredBy, checkFraud ? { ip, fp: reserved.fingerprint } : null, at);
+  // a referred sign-up reads the referrer and the fraud counters first; any other goes straight to the
+  // write, whose INSERT ... ON CONFLICT DO NOTHING tells an already-registered email apart
+  const [existing, signals] = reserved.referredBy
+    ? await readBefore(db, waitlist.id, email, reserved.referredBy, checkFraud ? { ip, fp: reserved.fingerprint } : null, at)
+    : [undefined, NO_SIGNALS];
   if (existing) return alreadyRegistered(existing, waitlist, ctx.baseUrl);
 
   let reason: FraudReason | null = null;
@@ -127,14 +131,12 @@ export async function signUp(db: Db, waitlist: Waitlist, input: SignUpInput, ctx
 const NO_SIGNALS: Signals = { referrer: undefined, ipCount: 0, fpCount: 0, velocity: 0 };
 
 /**
- * One round trip: the email's subscriber (with position) and, for a referred sign-up, the referrer and
- * the fraud counters. Each counter stops at the threshold its rule needs, so none grows with the list.
+ * One round trip for a referred sign-up: the email's subscriber (with position), the referrer and the
+ * fraud counters. Each counter stops at the threshold its rule needs, so none grows with the list.
  */
-async function readBefore(db: Db, waitlistId: string, email: string, code: string | null, fraud: { ip: string | null; fp: string | null } | null, at: number) {
-  const existing = db.all<SignUpRow>(signUpRow(waitlistId, email));
-  if (!code) return [(await existing)[0] as SignUpRow | undefined, NO_SIGNALS] as const;
+async function readBefore(db: Db, waitlistId: string, email: string, code: string, fraud: { ip: string | null; fp: string | null } | null, at: number) {
   const [found, referrer, counts] = await db.batch([
-    existing,
+    db.all<SignUpRow>(signUpRow(waitlistId, email)),
     db.all<Signals["referrer"] & {}>(
       sql`SELECT id, ip_address, fingerprint FROM subscribers WHERE waitlist_id = ${waitlistId} AND referral_code = ${code} AND status = 'confirmed'`,
     ),
