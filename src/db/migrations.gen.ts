@@ -3,10 +3,12 @@ import m0000 from "../../drizzle/0000_init.sql" with { type: "text" };
 import m0001 from "../../drizzle/0001_subscribers.sql" with { type: "text" };
 import m0002 from "../../drizzle/0002_outbox.sql" with { type: "text" };
 import m0003 from "../../drizzle/0003_landing_pages.sql" with { type: "text" };
+import m0004 from "../../drizzle/0004_partial_indexes.sql" with { type: "text" };
 
 export const migrations: { tag: string; sql: string }[] = [
   { tag: "0000_init", sql: m0000 },
   { tag: "0001_subscribers", sql: m0001 },
   { tag: "0002_outbox", sql: m0002 },
   { tag: "0003_landing_pages", sql: m0003 },
+  { tag: "0004_partial_indexes", sql: m0004 },
 ];
