@@ -1,5 +1,6 @@
 // Group commit: concurrent write batches that arrive in the same event-loop turn share one transaction
-// (and one WAL fsync), each inside its own SAVEPOINT so a failing batch is rolled back alone.
+// (and one WAL fsync). If any batch fails, the group is rolled back and its batches rerun one
+// transaction each, so only the failing one fails (failures are rare: a token collision, a bug).
 // One group at a time: a second write transaction opened from this thread would wait on the first.
 import type { Client, InStatement, ResultSet } from "@libsql/client";
 
@@ -20,37 +21,37 @@ export function createGroupWriter(client: Client): GroupWriter {
   let queue: Item[] = [];
   let busy = false;
 
+  /** Runs the items in one transaction; throws (having rolled back) if any of them fails. */
+  async function runTogether(items: Item[]): Promise<ResultSet[][]> {
+    const tx = await client.transaction("write");
+    try {
+      const all: ResultSet[][] = [];
+      for (const item of items) {
+        const results: ResultSet[] = [];
+        for (const statement of item.statements) results.push(await tx.execute(statement));
+        all.push(results);
+      }
+      await tx.commit();
+      return all;
+    } finally {
+      tx.close();
+    }
+  }
+
   async function flush(): Promise<void> {
     const items = queue.splice(0, MAX_GROUP);
-    const outcomes: ({ ok: true; results: ResultSet[] } | { ok: false; error: unknown })[] = [];
     try {
-      const tx = await client.transaction("write");
-      try {
-        for (const item of items) {
-          await tx.execute("SAVEPOINT grouped");
-          try {
-            const results: ResultSet[] = [];
-            for (const statement of item.statements) results.push(await tx.execute(statement));
-            await tx.execute("RELEASE grouped");
-            outcomes.push({ ok: true, results });
-          } catch (error) {
-            await tx.execute("ROLLBACK TO grouped");
-            await tx.execute("RELEASE grouped");
-            outcomes.push({ ok: false, error });
-          }
+      const all = await runTogether(items);
+      items.forEach((item, i) => item.resolve(all[i]));
+    } catch (groupError) {
+      if (items.length === 1) return items[0].reject(groupError);
+      for (const item of items) {
+        try {
+          item.resolve((await runTogether([item]))[0]);
+        } catch (error) {
+          item.reject(error);
         }
-        await tx.commit();
-      } finally {
-        tx.close();
       }
-      items.forEach((item, i) => {
-        const o = outcomes[i];
-        if (o.ok) item.resolve(o.results);
-        else item.reject(o.error);
-      });
-    } catch (error) {
-      // the transaction itself failed (begin or commit): nothing of this group was written
-      for (const item of items) item.reject(error);
     }
   }
 
