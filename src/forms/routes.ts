@@ -11,7 +11,7 @@ import { countRequest, decide, rateHeaders, uncounted } from "../http/rate-limit
 import type { Dispatch } from "../outbox/events";
 import { escapeHtml } from "../pages/html";
 import { htmlResponse, page } from "../pages/layout";
-import { signUp } from "../subscribers/signup";
+import { MESSAGES, signUp } from "../subscribers/signup";
 import { SignUpResponse } from "../subscribers/model";
 import { SignUpErrorBody, ErrorBody } from "../http/errors";
 import { formSignUp, isAllowedHost, submittingHost, wantsJson } from "./service";
@@ -119,7 +119,7 @@ function honeypotAnswer(baseUrl: string, waitlistKey: string) {
     success: true,
     is_new_sign_up: true,
     is_pending_confirmation: true,
-    message: "Almost there: check your inbox and confirm your email to join the waitlist.",
+    message: MESSAGES.newPending,
     redirect_url: `${baseUrl}/pending/${waitlistKey}`,
   };
 }

@@ -77,7 +77,7 @@ export async function signUp(db: Db, waitlist: Waitlist, input: SignUpInput, ctx
   const [existing, signals] = reserved.referredBy
     ? await readBefore(db, waitlist.id, email, reserved.referredBy, checkFraud ? { ip, fp: reserved.fingerprint } : null, at)
     : [undefined, NO_SIGNALS];
-  if (existing) return alreadyRegistered(existing, waitlist, ctx.baseUrl);
+  if (existing) return answer(existing, waitlist, ctx.baseUrl, false);
 
   let reason: FraudReason | null = null;
   if (signals.referrer && checkFraud) {
@@ -117,9 +117,9 @@ export async function signUp(db: Db, waitlist: Waitlist, input: SignUpInput, ctx
         ? await insertPending(db, waitlist, id, base, out)
         : await insertConfirmed(db, waitlist, id, base, signals.referrer ? { referrerId: signals.referrer.id, reason } : null, out);
       const row = rows[0];
-      if (row.id !== id) return alreadyRegistered(row, waitlist, ctx.baseUrl); // a concurrent sign-up of the same email won
+      if (row.id !== id) return answer(row, waitlist, ctx.baseUrl, false); // the email was there already (or a concurrent sign-up won)
       ctx.dispatch(out.ids);
-      return newSignUp(row, waitlist, ctx.baseUrl);
+      return answer(row, waitlist, ctx.baseUrl, true);
     } catch (err) {
       // a referral code or token collided: draw new ones (astronomically rare)
       if (attempt < 3 && isUniqueViolation(err)) continue;
@@ -274,48 +274,32 @@ function creditReferral(waitlist: Waitlist, refereeId: string, referrerId: strin
   ];
 }
 
-function alreadyRegistered(row: SignUpRow, waitlist: Waitlist, baseUrl: string) {
-  if (row.status === "pending") {
-    return {
-      success: true,
-      is_new_sign_up: false,
-      is_pending_confirmation: true,
-      message: "This email is already signed up and waiting for confirmation. Check your inbox for the confirmation link.",
-      redirect_url: `${baseUrl}/pending/${waitlist.key}`,
-    };
-  }
-  // spec: the already-registered response omits points
-  return {
-    success: true,
-    is_new_sign_up: false,
-    is_pending_confirmation: false,
-    message: "This email is already on the waitlist.",
-    position: Number(row.position),
-    inflated_position: Number(row.position) + waitlist.positionOffset,
-    referral_code: row.referral_code,
-    sign_up_token: row.sign_up_token,
-    redirect_url: thankYouUrl(baseUrl, row.sign_up_token),
-  };
-}
+export const MESSAGES = {
+  newPending: "Almost there: check your inbox and confirm your email to join the waitlist.",
+  newConfirmed: "You're on the waitlist!",
+  repeatPending: "This email is already signed up and waiting for confirmation. Check your inbox for the confirmation link.",
+  repeatConfirmed: "This email is already on the waitlist.",
+};
 
-function newSignUp(row: SignUpRow, waitlist: Waitlist, baseUrl: string) {
+/** spec: the sign-up table. Pending answers carry only message and redirect; a repeat omits points. */
+function answer(row: SignUpRow, waitlist: Waitlist, baseUrl: string, isNew: boolean) {
   if (row.status === "pending") {
     return {
       success: true,
-      is_new_sign_up: true,
+      is_new_sign_up: isNew,
       is_pending_confirmation: true,
-      message: "Almost there: check your inbox and confirm your email to join the waitlist.",
+      message: isNew ? MESSAGES.newPending : MESSAGES.repeatPending,
       redirect_url: `${baseUrl}/pending/${waitlist.key}`,
     };
   }
   return {
     success: true,
-    is_new_sign_up: true,
+    is_new_sign_up: isNew,
     is_pending_confirmation: false,
-    message: "You're on the waitlist!",
+    message: isNew ? MESSAGES.newConfirmed : MESSAGES.repeatConfirmed,
     position: Number(row.position),
     inflated_position: Number(row.position) + waitlist.positionOffset,
-    points: Number(row.points),
+    ...(isNew ? { points: Number(row.points) } : {}),
     referral_code: row.referral_code,
     sign_up_token: row.sign_up_token,
     redirect_url: thankYouUrl(baseUrl, row.sign_up_token),
