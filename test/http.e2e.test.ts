@@ -29,6 +29,14 @@ describe("unknown routes and methods", () => {
   });
 });
 
+test("a body over 1 MB is 413 in the JSON error shape and creates nothing", async () => {
+  const { key } = await s.account();
+  const big = await s.request("POST", "/api/v1/waitlists", { key, body: { name: "x".repeat(1_100_000) } });
+  expect(big.status).toBe(413);
+  expect(big.body).toEqual({ statusCode: 413, error: "Payload Too Large", message: expect.stringContaining("1 MB") });
+  expect((await s.request("GET", "/api/v1/waitlists", { key })).body.data.total).toBe(0);
+});
+
 test("GET /healthz answers {status: ok} after a database round trip", async () => {
   const r = await s.request("GET", "/healthz");
   expect(r.status).toBe(200);

@@ -9,6 +9,7 @@ import { isGrowthOrHigher, planOf, UNAUTHENTICATED_LIMIT, type Bucket } from "..
 import { AppError, badRequest, forbidden, unauthorized, type ErrorShape } from "./errors";
 import { countRequest, decide, rateHeaders, uncounted, type RateDecision } from "./rate-limit";
 import { clientIp } from "./client-ip";
+import { MAX_BODY_BYTES } from "./request-log";
 
 export type Waitlist = typeof waitlists.$inferSelect;
 
@@ -36,7 +37,10 @@ const AUTH = Symbol("auth");
 
 /** Request bodies on /api are JSON whatever the Content-Type; problems are judged after authentication. */
 class BodyProblem {
-  constructor(readonly message: string) {}
+  constructor(
+    readonly message: string,
+    readonly status: 400 | 413 = 400,
+  ) {}
 }
 const EMPTY_BODY = Object.freeze({ empty: true });
 
@@ -139,6 +143,7 @@ export function apiGuard(deps: { db: Db; config: Config }) {
     .onParse({ as: "global" }, async ({ request, path }) => {
       if (!path.startsWith("/api/")) return;
       const text = await request.text();
+      if (text.length > MAX_BODY_BYTES) return new BodyProblem(`The request body is larger than 1 MB`, 413);
       if (text.trim() === "") return EMPTY_BODY;
       try {
         const value = JSON.parse(text);
@@ -153,7 +158,7 @@ export function apiGuard(deps: { db: Db; config: Config }) {
           ctx[ERROR_SHAPE] = policy.errors ?? "standard";
           ctx[AUTH] = await authenticate(ctx, policy);
           if (ctx.body === EMPTY_BODY) ctx.body = undefined;
-          else if (ctx.body instanceof BodyProblem) throw badRequest(ctx.body.message);
+          else if (ctx.body instanceof BodyProblem) throw ctx.body.status === 413 ? new AppError("payload_too_large", ctx.body.message) : badRequest(ctx.body.message);
         },
         resolve: (ctx: any) => ({ auth: ctx[AUTH] as Auth }),
         // documents bodies as JSON; the global parser above has already read them

@@ -7,6 +7,7 @@ export type ErrorCode =
   | "not_found"
   | "method_not_allowed"
   | "conflict"
+  | "payload_too_large"
   | "unprocessable"
   | "rate_limited"
   | "internal"
@@ -22,6 +23,7 @@ export const STATUS: Record<ErrorCode, number> = {
   not_found: 404,
   method_not_allowed: 405,
   conflict: 409,
+  payload_too_large: 413,
   unprocessable: 422,
   rate_limited: 429,
   internal: 500,
