@@ -92,11 +92,19 @@ describe("OpenAPI", () => {
       ["post", "/api/v1/waitlist/{waitlistKey}/log-view"],
       ["get", "/api/v1/waitlist/{waitlistKey}/stats"],
       ["get", "/api/v1/waitlist/{waitlistKey}/stats/daily"],
+      ["post", "/api/v1/waitlist/{waitlistKey}/settings/webhook/test"],
+      ["post", "/api/v1/waitlist/{waitlistKey}/settings/webhook/rotate-secret"],
+      ["post", "/api/v1/waitlist/{waitlistKey}/landing-page"],
+      ["get", "/api/v1/waitlist/{waitlistKey}/landing-page"],
+      ["patch", "/api/v1/waitlist/{waitlistKey}/landing-page"],
+      ["post", "/api/v1/waitlist/{waitlistKey}/landing-page/publish"],
+      ["post", "/api/v1/waitlist/{waitlistKey}/landing-page/generate"],
+      ["post", "/s/{waitlistKey}"],
     ];
     for (const [method, path] of expected) {
       const op = doc.paths[path]?.[method];
       expect(op, `${method} ${path}`).toBeDefined();
-      if (path.startsWith("/api/")) expect(op.security).toEqual([{ ApiKey: [] }]);
+      if (path.startsWith("/api/")) expect(op.security, `${method} ${path}`).toEqual([{ ApiKey: [] }]);
     }
     const create = doc.paths["/api/v1/waitlists"].post;
     const schema = create.requestBody.content["application/json"].schema;
@@ -104,6 +112,10 @@ describe("OpenAPI", () => {
     expect(schema.properties.name.maxLength).toBe(100);
     expect(create.responses["201"].content["application/json"].schema.properties.data).toBeDefined();
     expect(Object.keys(create.responses)).toEqual(expect.arrayContaining(["201", "400", "401", "403", "409", "429"]));
+    // the public form action takes urlencoded, multipart and JSON, and needs no key
+    const form = doc.paths["/s/{waitlistKey}"].post;
+    expect(Object.keys(form.requestBody.content).sort()).toEqual(["application/json", "application/x-www-form-urlencoded", "multipart/form-data"]);
+    expect(form.security).toBeUndefined();
     // spec: sign-up 400/429 bodies are {statusCode, message}
     const signUp = doc.paths["/api/v1/waitlist/{waitlistKey}/sign-up"].post;
     expect(Object.keys(signUp.responses["400"].content["application/json"].schema.properties).sort()).toEqual(["data", "message", "statusCode"]);
