@@ -1,7 +1,10 @@
 // AI page HTML through an allow-list (sanitize-html): no scripts, handlers, frames, objects, images or
 // external resources; forms post only to the waitlist; CSS without url(), @import or escapes (DESIGN §4 AI pages).
 // Style attributes become classes in one stylesheet, so the page keeps the strict CSP (no inline styles).
-import sanitizeHtml from "sanitize-html";
+// sanitize-html (with postcss) is loaded on the first generation: ~18 MB an instance without AI never needs.
+type SanitizeHtml = typeof import("sanitize-html");
+let library: Promise<SanitizeHtml> | null = null;
+const loadSanitizer = () => (library ??= import("sanitize-html").then((m) => (m.default ?? m) as SanitizeHtml));
 
 const TAGS = [
   "main", "header", "footer", "section", "article", "nav", "aside", "div", "span", "h1", "h2", "h3", "h4", "h5", "h6", "p", "br", "hr",
@@ -63,7 +66,8 @@ export interface SanitizedPage {
   css: string;
 }
 
-export function sanitizePage(dirty: string, formAction: string): SanitizedPage {
+export async function sanitizePage(dirty: string, formAction: string): Promise<SanitizedPage> {
+  const sanitizeHtml = await loadSanitizer();
   const styles: string[] = [];
   for (const m of dirty.matchAll(/<style[^>]*>([\s\S]*?)<\/style>/gi)) styles.push(cleanStylesheet(m[1]));
   const inline: string[] = [];

@@ -1,5 +1,7 @@
 // Sends emails over SMTP_URL with nodemailer (smtp:// upgrades with STARTTLS when offered, smtps:// is TLS).
-import nodemailer from "nodemailer";
+// nodemailer is loaded on the first email, not at start-up: it is ~20 MB of resident memory an
+// instance that sends no email does not need.
+import type { Transporter } from "nodemailer";
 import type { Email } from "../outbox/render";
 
 export interface Mailer {
@@ -8,11 +10,16 @@ export interface Mailer {
 }
 
 export function createMailer(smtpUrl: string, from: string): Mailer {
-  const transport = nodemailer.createTransport(smtpUrl, { from });
-  for (const [k, v] of Object.entries({ connectionTimeout: 10_000, greetingTimeout: 10_000, socketTimeout: 30_000 })) (transport.options as any)[k] = v;
+  let transport: Promise<Transporter> | null = null;
+  const open = () =>
+    (transport ??= import("nodemailer").then(({ default: nodemailer }) => {
+      const t = nodemailer.createTransport(smtpUrl, { from });
+      for (const [k, v] of Object.entries({ connectionTimeout: 10_000, greetingTimeout: 10_000, socketTimeout: 30_000 })) (t.options as any)[k] = v;
+      return t;
+    }));
   return {
     async send(email, messageId) {
-      await transport.sendMail({
+      await (await open()).sendMail({
         from,
         to: email.to,
         subject: email.subject,
@@ -22,6 +29,6 @@ export function createMailer(smtpUrl: string, from: string): Mailer {
         messageId: `<${messageId}@waitlist>`,
       });
     },
-    close: () => transport.close(),
+    close: () => void transport?.then((t) => t.close()),
   };
 }
