@@ -119,6 +119,8 @@ describe("positions match the reference model", () => {
           });
           expect(r.status).toBe(200);
           model.signUp(email, r.body.referral_code, referrer);
+          // the sign-up's own answer is exact too
+          expect(r.body.position).toBe(model.ordered().findIndex((x) => x.email === email) + 1);
         } else if (roll < 0.75) {
           const email = emails[Math.floor(random() * emails.length)];
           // few distinct values, so ties on points (decided by confirmation order) are common

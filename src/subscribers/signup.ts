@@ -24,6 +24,17 @@ interface SignUpRow {
 const signUpRow = (waitlistId: string, email: string) =>
   sql`SELECT s.id, s.status, s.points, s.referral_code, s.sign_up_token, ${positionOf("s")} AS position FROM subscribers s
     WHERE s.waitlist_id = ${waitlistId} AND s.email = ${email}`;
+
+/**
+ * The row just inserted by this sign-up, read in its own transaction: it holds the highest confirmation
+ * number, so it is last among its points and its position is simply the count of points at or above
+ * its own (the per-points counters only). Another subscriber's row (a repeat) is read again in full.
+ */
+const newRow = (id: string) =>
+  sql`SELECT s.id, s.status, s.points, s.referral_code, s.sign_up_token,
+    CASE WHEN s.seq IS NULL THEN NULL ELSE
+      (SELECT coalesce(sum(count), 0) FROM rank_counts WHERE waitlist_id = s.waitlist_id AND level = 63 AND points >= s.points) END AS position
+    FROM subscribers s WHERE s.id = ${id}`;
 import { email, nothing, webhookEvent, type Dispatch, type Outgoing } from "../outbox/events";
 import { thankYouUrl } from "./view";
 import { positionOf } from "./rank";
@@ -117,7 +128,11 @@ export async function signUp(db: Db, waitlist: Waitlist, input: SignUpInput, ctx
         ? await insertPending(db, waitlist, id, base, out)
         : await insertConfirmed(db, waitlist, id, base, signals.referrer ? { referrerId: signals.referrer.id, reason } : null, out);
       const row = rows[0];
-      if (row.id !== id) return answer(row, waitlist, ctx.baseUrl, false); // the email was there already (or a concurrent sign-up won)
+      if (!row) {
+        // the email was there already (or a concurrent sign-up won): answer with that subscriber
+        const [existing] = await db.all<SignUpRow>(signUpRow(waitlist.id, email));
+        return answer(existing, waitlist, ctx.baseUrl, false);
+      }
       ctx.dispatch(out.ids);
       return answer(row, waitlist, ctx.baseUrl, true);
     } catch (err) {
@@ -189,7 +204,7 @@ async function insertPending(db: Db, waitlist: Waitlist, id: string, b: Base, ou
   const isNew = sql`EXISTS (SELECT 1 FROM subscribers WHERE id = ${id})`;
   email(out, waitlist, "confirmation", id, isNew);
   webhookEvent(out, waitlist, "subscriber.pending", id, isNew);
-  return groupWrite(db, [insertSubscriber(id, waitlist.id, b, sql`NULL`, token(32), null), ...out.statements], waitlist.id, b.email);
+  return groupWrite(db, [insertSubscriber(id, waitlist.id, b, sql`NULL`, token(32), null), ...out.statements], id);
 }
 
 /**
@@ -212,12 +227,12 @@ async function insertConfirmed(
     insertSubscriber(id, waitlist.id, b, sql`(SELECT last_seq FROM waitlists WHERE id = ${waitlist.id})`, null, signUpPoints(waitlist)),
     ...confirmation(waitlist, id, b.at, isNew, referral, out, "subscriber.created"),
   ];
-  return groupWrite(db, statements, waitlist.id, b.email);
+  return groupWrite(db, statements, id);
 }
 
-/** The sign-up's statements in one atomic batch (grouped with concurrent sign-ups), then the email's row as committed. */
-async function groupWrite(db: Db, statements: SQL[], waitlistId: string, email: string): Promise<SignUpRow[]> {
-  const results = await db.$writer.write([...statements, signUpRow(waitlistId, email)].map((st) => toStatement(db, st)));
+/** The sign-up's statements in one atomic batch (grouped with concurrent sign-ups), then the new row (none if not inserted). */
+async function groupWrite(db: Db, statements: SQL[], id: string): Promise<SignUpRow[]> {
+  const results = await db.$writer.write([...statements, newRow(id)].map((st) => toStatement(db, st)));
   return results[results.length - 1].rows as unknown as SignUpRow[];
 }
 
