@@ -2,7 +2,7 @@
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { createClient, type Client, type InStatement } from "@libsql/client";
-import type { SQL } from "drizzle-orm";
+import { SQL as DrizzleSQL, StringChunk, type SQL } from "drizzle-orm";
 import { createGroupWriter, type GroupWriter } from "./group-commit";
 import { drizzle, type LibSQLDatabase } from "drizzle-orm/libsql";
 import { migrations } from "./migrations.gen";
@@ -11,10 +11,35 @@ import { cacheStatements } from "./statement-cache";
 
 export type Db = LibSQLDatabase<typeof schema> & { $client: Client; $writer: GroupWriter };
 
-/** A drizzle `sql` fragment as a libSQL statement (for the group writer). */
+const UNUSUAL = Symbol("unusual chunk");
+
+/**
+ * A drizzle `sql` fragment as a libSQL statement (for the group writer). Our raw statements hold
+ * only text, values and nested fragments, which this flattens directly (drizzle's general builder
+ * was ~8% of a sign-up); anything else (columns, tables, placeholders) goes through drizzle.
+ */
 export const toStatement = (db: Db, query: SQL): InStatement => {
-  const { sql: text, params } = (db as any).dialect.sqlToQuery(query);
-  return { sql: text, args: params };
+  const parts: string[] = [];
+  const args: any[] = [];
+  const walk = (chunks: unknown[]) => {
+    for (const chunk of chunks) {
+      if (chunk instanceof StringChunk) parts.push(...chunk.value);
+      else if (chunk instanceof DrizzleSQL) walk(chunk.queryChunks);
+      else if (chunk === undefined) continue;
+      else if (chunk === null || typeof chunk !== "object") {
+        parts.push("?");
+        args.push(chunk);
+      } else throw UNUSUAL;
+    }
+  };
+  try {
+    walk(query.queryChunks);
+    return { sql: parts.join(""), args };
+  } catch (err) {
+    if (err !== UNUSUAL) throw err;
+    const { sql: text, params } = (db as any).dialect.sqlToQuery(query);
+    return { sql: text, args: params };
+  }
 };
 
 export interface DbSettings {
