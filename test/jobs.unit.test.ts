@@ -1,0 +1,48 @@
+// Cron jobs (DESIGN §1, §6): leases so one instance runs a job at a time, and the pruning they do
+// (rate-limit windows kept an hour, delivered outbox rows 30 days, view dedupe rows until they expire).
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { sql } from "drizzle-orm";
+import type { Db } from "../src/db/client";
+import { takeLease } from "../src/jobs";
+import { pruneRateLimits } from "../src/http/rate-limit";
+import { pruneSent } from "../src/outbox/store";
+import { scratchDatabase } from "./support/db";
+
+let db: Db;
+let close: () => void;
+beforeAll(async () => {
+  ({ db, close } = await scratchDatabase());
+});
+afterAll(() => close());
+
+test("a lease is held by one instance until it expires; its holder may renew it", async () => {
+  expect(await takeLease(db, "job", "instance-a", 60_000)).toBe(true);
+  expect(await takeLease(db, "job", "instance-b", 60_000)).toBe(false);
+  expect(await takeLease(db, "job", "instance-a", 60_000)).toBe(true);
+  await db.run(sql`UPDATE job_leases SET expires_at = 0 WHERE name = 'job'`);
+  expect(await takeLease(db, "job", "instance-b", 60_000)).toBe(true);
+  expect(await takeLease(db, "job", "instance-a", 60_000)).toBe(false);
+});
+
+test("rate-limit windows older than an hour are pruned, newer ones kept", async () => {
+  const now = Date.now();
+  await db.run(sql`INSERT INTO rate_limits (subject, window_start, count) VALUES ('old', ${now - 3_700_000}, 3), ('new', ${now - 60_000}, 3)`);
+  await db.$client.execute(pruneRateLimits(now - 3_600_000));
+  const left = await db.all<{ subject: string }>(sql`SELECT subject FROM rate_limits ORDER BY subject`);
+  expect(left.map((r) => r.subject)).toEqual(["new"]);
+});
+
+test("delivered outbox rows are kept 30 days; pending and failed rows are never pruned", async () => {
+  const now = Date.now();
+  const day = 86_400_000;
+  const row = (id: string, status: string, sentAt: number | null) =>
+    db.run(sql`INSERT INTO outbox (id, kind, topic, waitlist_id, status, attempts, next_attempt_at, created_at, sent_at)
+      VALUES (${id}, 'webhook', 'subscriber.created', 'w', ${status}, 1, 0, 0, ${sentAt})`);
+  await row("sent-old", "sent", now - 31 * day);
+  await row("sent-new", "sent", now - 29 * day);
+  await row("pending-old", "pending", null);
+  await row("failed-old", "failed", null);
+  await pruneSent(db, now);
+  const left = await db.all<{ id: string }>(sql`SELECT id FROM outbox ORDER BY id`);
+  expect(left.map((r) => r.id)).toEqual(["failed-old", "pending-old", "sent-new"]);
+});
