@@ -25,6 +25,8 @@ const result = await Bun.build({
   // STYLE: full --minify renames identifiers Elysia inspects; whitespace and syntax only
   minify: { whitespace: true, syntax: true, identifiers: false },
   sourcemap: "none",
+  // precompiled JSC bytecode: the binary starts in about half the time and idles in less memory
+  bytecode: true,
   plugins: [embedLibsqlAddon],
 });
 if (!result.success) {
