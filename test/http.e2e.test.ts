@@ -37,6 +37,16 @@ test("a body over 1 MB is 413 in the JSON error shape and creates nothing", asyn
   expect((await s.request("GET", "/api/v1/waitlists", { key })).body.data.total).toBe(0);
 });
 
+test("a blank subscriber id or email is 400 (spec: missing subscriber id/email)", async () => {
+  const { key } = await s.account();
+  const w = (await s.request("POST", "/api/v1/waitlists", { key, body: { name: `Blank ${Math.random().toString(36).slice(2, 8)}` } })).body.data.waitlist;
+  for (const method of ["GET", "PUT", "DELETE"]) {
+    const r = await s.request(method, `/api/v1/waitlist/${w.key}/subscribers/%20`, { key, ...(method === "PUT" ? { body: { name: "x" } } : {}) });
+    expect(r.status, method).toBe(400);
+    expect(r.body).toEqual({ statusCode: 400, error: "Bad Request", message: "Missing subscriber id or email" });
+  }
+});
+
 test("GET /healthz answers {status: ok} after a database round trip", async () => {
   const r = await s.request("GET", "/healthz");
   expect(r.status).toBe(200);
