@@ -70,3 +70,10 @@ export async function rssMb(pid: number): Promise<number> {
   const status = await Bun.file(`/proc/${pid}/status`).text();
   return Number(status.match(/VmRSS:\s+(\d+)/)![1]) / 1024;
 }
+
+/** A Markdown table. */
+export function table(header: string[], rows: string[][]): string {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
+  const line = (cells: string[]) => `| ${cells.map((c, i) => c.padEnd(widths[i])).join(" | ")} |`;
+  return [line(header), `|${widths.map((w) => "-".repeat(w + 2)).join("|")}|`, ...rows.map(line)].join("\n");
+}

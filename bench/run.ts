@@ -5,8 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createClient } from "@libsql/client";
 import { BENCH_KEY, seed, WAITLIST_KEY } from "./seed";
-import { fmt, load, rssMb, startServer, timeCalls } from "./lib";
-import { table } from "./positions";
+import { fmt, load, rssMb, startServer, table, timeCalls } from "./lib";
 
 const ROOT = join(import.meta.dir, "..");
 const SIZES = (process.env.BENCH_SIZES ?? "10000,100000,1000000").split(",").map(Number);
@@ -76,7 +75,6 @@ row("ceiling: raw libSQL insert loop (WAL, FULL)", `${fmt(raw, 0)} inserts/s`);
 const signupRps: Record<number, number> = {};
 const getP50: Record<number, number> = {};
 const listP50: Record<number, number> = {};
-let rssLoad = 0;
 for (const n of SIZES) {
   const dir = mkdtempSync(join(tmpdir(), "bench-"));
   const dbUrl = `file:${join(dir, "bench.db")}`;
@@ -91,12 +89,7 @@ for (const n of SIZES) {
   );
   getP50[n] = get.p50;
   listP50[n] = list.p50;
-  const sampling = (async () => {
-    await Bun.sleep((DURATION * 1000) / 2);
-    return rssMb(server.pid);
-  })();
   const signup = await warmLoad({ url: `${server.url}/api/v1/waitlist/${WAITLIST_KEY}/sign-up`, method: "POST", headers, emailBody: true, duration: DURATION });
-  rssLoad = Math.max(rssLoad, await sampling);
   if (signup.non2xx || signup.errors) throw new Error(`sign-up load had failures: ${JSON.stringify(signup)}`);
   signupRps[n] = signup.rps;
   row(`sign-up @64 conns, ${label} subscribers`, `${fmt(signup.rps, 0)} req/s`, fmt(signup.p50, 1), fmt(signup.p99, 1), fmt(signup.rps / base.rps, 3));
@@ -155,6 +148,5 @@ const bin = join(ROOT, "dist", "waitlist");
   await server.stop();
   rmSync(dir, { recursive: true, force: true });
 }
-void rssLoad;
 
 console.log(table(["measure", "value", "p50 ms", "p99 ms", "x ceiling"], rows));

@@ -3,6 +3,9 @@ import { createHash } from "node:crypto";
 
 export const now = (): number => Date.now();
 
+/** The UTC date of a timestamp, `YYYY-MM-DD` (daily counters, the view-hash salt). */
+export const dayOf = (ms: number): string => new Date(ms).toISOString().slice(0, 10);
+
 const ALPHABET = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 
 /** A random base62 string; `length` 43 carries ~256 bits. Rejection sampling keeps it uniform. */

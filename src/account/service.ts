@@ -4,6 +4,7 @@ import { now, sha256Hex, token } from "../clock";
 import type { Db } from "../db/client";
 import { accounts, apiKeys, PLANS, waitlists, type PlanId } from "../db/schema";
 import { badRequest, conflict, notFound } from "../http/errors";
+import { isUniqueViolation } from "../db/errors";
 import type { Auth } from "../http/api";
 import { planOf } from "./plans";
 
@@ -119,9 +120,4 @@ export async function accountView(db: Db, auth: Auth) {
 
 /** spec: the first waitlist is always allowed. */
 export const canCreateWaitlist = (max: number | "unlimited", owned: number) => max === "unlimited" || owned === 0 || owned < max;
-
-export function isUniqueViolation(err: unknown): boolean {
-  const text = String((err as any)?.message ?? "") + String((err as any)?.cause?.message ?? "");
-  return text.includes("UNIQUE constraint failed");
-}
 

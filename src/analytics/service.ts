@@ -1,7 +1,7 @@
 // Page views (DESIGN §4 Analytics): one per visitor per 24 h; a visitor without an id is a salted daily hash of IP and UA.
 import { createHmac } from "node:crypto";
 import { sql } from "drizzle-orm";
-import { now, sha256Hex, token } from "../clock";
+import { dayOf, now, sha256Hex, token } from "../clock";
 import type { Db } from "../db/client";
 import type { Waitlist } from "../http/api";
 import { badRequest } from "../http/errors";
@@ -9,7 +9,6 @@ import { badRequest } from "../http/errors";
 export const DEDUPE_MS = 24 * 3_600_000;
 export const DAILY_MAX_DAYS = 365;
 
-const dayOf = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 
 const secrets = new WeakMap<Db, Promise<string>>();
 

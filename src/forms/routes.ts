@@ -5,15 +5,14 @@ import { now } from "../clock";
 import type { Config } from "../config";
 import type { Db } from "../db/client";
 import { waitlists } from "../db/schema";
-import { AppError, errorBody } from "../http/errors";
+import { AppError, ErrorBody, errorBody, SignUpErrorBody } from "../http/errors";
 import { clientIp } from "../http/client-ip";
-import { countRequest, decide, rateHeaders, uncounted } from "../http/rate-limit";
+import { countAndDecide, rateHeaders, uncounted } from "../http/rate-limit";
 import type { Dispatch } from "../outbox/events";
 import { escapeHtml } from "../pages/html";
 import { htmlResponse, page } from "../pages/layout";
 import { MESSAGES, signUp } from "../subscribers/signup";
 import { SignUpResponse } from "../subscribers/model";
-import { SignUpErrorBody, ErrorBody } from "../http/errors";
 import { formSignUp, isAllowedHost, submittingHost, wantsJson } from "./service";
 
 /** DESIGN §4: 10 form posts a minute per IP per waitlist. */
@@ -64,13 +63,7 @@ export function formRoutes(deps: { db: Db; config: Config; dispatch: Dispatch })
           return fail(request, new AppError("forbidden", "This site may not post to this waitlist: add its domain to the waitlist's allowed_domains"), {});
         }
         const ip = clientIp(request, server, config.trustProxy);
-        const at = now();
-        let decision = uncounted(FORM_LIMIT, at);
-        if (config.rateLimits) {
-          const { statement, windowStart } = countRequest(`form:${ip}:${w.id}`, FORM_LIMIT, at);
-          const rows = (await db.$client.execute(statement)).rows;
-          decision = decide(FORM_LIMIT, windowStart, rows.length ? Number(rows[0].count) : null, at);
-        }
+        const decision = config.rateLimits ? await countAndDecide(db.$writer, `form:${ip}:${w.id}`, FORM_LIMIT) : uncounted(FORM_LIMIT, now());
         Object.assign(headers, rateHeaders(decision));
         if (!decision.allowed) {
           return fail(request, new AppError("rate_limited", `Too many sign-ups from your network: try again in ${decision.retryAfter} s`, { retry_after: decision.retryAfter }), headers);

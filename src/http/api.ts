@@ -7,7 +7,7 @@ import type { Db } from "../db/client";
 import { accounts, apiKeys, waitlists, type PlanId } from "../db/schema";
 import { isGrowthOrHigher, planOf, UNAUTHENTICATED_LIMIT, type Bucket } from "../account/plans";
 import { AppError, badRequest, forbidden, unauthorized, type ErrorShape } from "./errors";
-import { countRequest, decide, rateHeaders, uncounted, type RateDecision } from "./rate-limit";
+import { countAndDecide, rateHeaders, uncounted, type RateDecision } from "./rate-limit";
 import { clientIp } from "./client-ip";
 import { MAX_BODY_BYTES } from "./request-log";
 
@@ -59,19 +59,15 @@ export function apiGuard(deps: { db: Db; config: Config }) {
   };
 
   async function rateLimit(subject: string, limit: number, touch?: { keyId: string; at: number }): Promise<RateDecision> {
-    const at = now();
     if (!config.rateLimits) {
       if (touch) {
         touches.set(touch.keyId, touch.at);
         flushing ??= setTimeout(flushTouches, 100);
       }
-      return uncounted(limit, at);
+      return uncounted(limit, now());
     }
-    const extra = touch ? [{ sql: "UPDATE api_keys SET last_used_at = ? WHERE id = ?", args: [touch.at, touch.keyId] }] : [];
-    const { statement, windowStart } = countRequest(subject, limit, at);
-    const [result] = await db.$writer.write([statement, ...extra]);
-    const counted = result.rows.length ? Number(result.rows[0].count) : null;
-    return decide(limit, windowStart, counted, at);
+    const also = touch ? [{ sql: "UPDATE api_keys SET last_used_at = ? WHERE id = ?", args: [touch.at, touch.keyId] }] : [];
+    return countAndDecide(db.$writer, subject, limit, also);
   }
 
   /** Built once, executed with placeholders: the auth lookup runs on every API request. */

@@ -1,5 +1,7 @@
 // Fixed one-minute windows counted in the database, so every instance shares them (DESIGN §5).
 import type { InStatement } from "@libsql/client";
+import { now } from "../clock";
+import type { GroupWriter } from "../db/group-commit";
 
 export const WINDOW_MS = 60_000;
 
@@ -39,6 +41,14 @@ export function decide(limit: number, windowStart: number, counted: number | nul
     allowed: counted !== null,
     retryAfter: Math.min(60, Math.max(1, Math.ceil((end - at) / 1000))),
   };
+}
+
+/** Counts one request against `subject`'s window, with `also` in the same transaction (grouped with concurrent requests). */
+export async function countAndDecide(writer: GroupWriter, subject: string, limit: number, also: InStatement[] = []): Promise<RateDecision> {
+  const at = now();
+  const { statement, windowStart } = countRequest(subject, limit, at);
+  const [result] = await writer.write([statement, ...also]);
+  return decide(limit, windowStart, result.rows.length ? Number(result.rows[0].count) : null, at);
 }
 
 /** With RATE_LIMITS=off nothing is counted; the headers describe a fresh window. */

@@ -5,7 +5,7 @@ import type { Db } from "../db/client";
 import { landingPages } from "../db/schema";
 import type { Auth, Waitlist } from "../http/api";
 import { AppError, badRequest, conflict, notFound } from "../http/errors";
-import { isUniqueViolation } from "../account/service";
+import { isUniqueViolation } from "../db/errors";
 import { planOf } from "../account/plans";
 import { parseBackground } from "./background";
 import { DEFAULT_BUTTON, HEADLINE, type CreatePageInput, type PatchPageInput } from "./model";

@@ -5,7 +5,7 @@ import { now } from "../clock";
 import type { Db } from "../db/client";
 import { waitlists } from "../db/schema";
 import { nothing, type Dispatch } from "../outbox/events";
-import { fraudReason, FRAUD_LIMITS, FRAUD_WINDOWS, type FraudReason } from "./fraud";
+import { judge, referrerSignals, type FraudReason, type ReferrerSignals } from "./fraud";
 import { confirmation } from "./signup";
 
 interface Pending {
@@ -48,24 +48,8 @@ export async function confirmSubscriber(db: Db, confirmToken: string, dispatch: 
 
 /** The fraud rules of DESIGN §4, judged at confirmation, when the referral would be credited. */
 async function referralDecision(db: Db, sub: Pending, at: number): Promise<{ referrerId: string; reason: FraudReason | null } | null> {
-  const [r] = await db.all<{ ip_address: string | null; fingerprint: string | null; ip_count: number; fp_count: number; velocity: number }>(sql`
-    SELECT ip_address, fingerprint,
-      (SELECT count(*) FROM (SELECT 1 FROM subscribers WHERE waitlist_id = ${sub.waitlist_id} AND ip_address = ${sub.ip_address ?? ""} AND id != ${sub.id}
-        AND joined_at > ${at - FRAUD_WINDOWS.ipMs} LIMIT ${FRAUD_LIMITS.signupsPerIp})) AS ip_count,
-      (SELECT count(*) FROM (SELECT 1 FROM subscribers WHERE waitlist_id = ${sub.waitlist_id} AND fingerprint = ${sub.fingerprint ?? ""} AND id != ${sub.id} LIMIT 1)) AS fp_count,
-      (SELECT count(*) FROM (SELECT 1 FROM referrals WHERE referrer_id = ${sub.referrer_id} AND credited = 1 AND created_at > ${at - FRAUD_WINDOWS.velocityMs}
-        LIMIT ${FRAUD_LIMITS.creditsPerWindow})) AS velocity
-    FROM subscribers WHERE id = ${sub.referrer_id} AND status = 'confirmed'`);
+  const referee = { ip: sub.ip_address, fingerprint: sub.fingerprint, excludeId: sub.id };
+  const [r] = await db.all<ReferrerSignals>(referrerSignals(sql`r.id = ${sub.referrer_id}`, sub.waitlist_id, referee, at));
   if (!r) return null; // the referrer is gone or not confirmed
-  const reason = sub.fraud_checks
-    ? fraudReason({
-        ip: sub.ip_address,
-        fingerprint: sub.fingerprint,
-        referrer: { ip: r.ip_address, fingerprint: r.fingerprint },
-        signupsFromIp: Number(r.ip_count),
-        fingerprintUses: Number(r.fp_count),
-        referrerRecentCredits: Number(r.velocity),
-      })
-    : null;
-  return { referrerId: sub.referrer_id!, reason };
+  return { referrerId: r.id, reason: sub.fraud_checks ? judge(referee, r) : null };
 }

@@ -1,4 +1,5 @@
 // Referral fraud rules (DESIGN §4): a sign-up is never refused; the referral credit is withheld with a reason.
+import { sql, type SQL } from "drizzle-orm";
 export type FraudReason = "self_referral" | "duplicate_fingerprint" | "duplicate_ip" | "velocity";
 
 export const FRAUD_WINDOWS = { ipMs: 24 * 3_600_000, velocityMs: 10 * 60_000 };
@@ -26,3 +27,39 @@ export function fraudReason(s: FraudSignals): FraudReason | null {
   if (s.referrerRecentCredits >= MAX_CREDITS_PER_WINDOW) return "velocity";
   return null;
 }
+
+/** The referrer (confirmed, chosen by `which` on alias `r`) with the counters the rules compare. */
+export interface ReferrerSignals {
+  id: string;
+  ip_address: string | null;
+  fingerprint: string | null;
+  ip_count: number;
+  fp_count: number;
+  velocity: number;
+}
+
+/**
+ * One statement for sign-up and confirmation alike. Each counter stops at the threshold its rule
+ * needs, so none grows with the list; `excludeId` leaves the referee itself out of the counts.
+ */
+export function referrerSignals(which: SQL, waitlistId: string, referee: { ip: string | null; fingerprint: string | null; excludeId?: string }, at: number): SQL {
+  const self = referee.excludeId ?? "";
+  return sql`SELECT r.id, r.ip_address, r.fingerprint,
+    (SELECT count(*) FROM (SELECT 1 FROM subscribers WHERE waitlist_id = ${waitlistId} AND ip_address = ${referee.ip ?? ""} AND id != ${self}
+      AND joined_at > ${at - FRAUD_WINDOWS.ipMs} LIMIT ${FRAUD_LIMITS.signupsPerIp})) AS ip_count,
+    (SELECT count(*) FROM (SELECT 1 FROM subscribers WHERE waitlist_id = ${waitlistId} AND fingerprint = ${referee.fingerprint ?? ""} AND id != ${self} LIMIT 1)) AS fp_count,
+    (SELECT count(*) FROM (SELECT 1 FROM referrals WHERE referrer_id = r.id AND credited = 1 AND created_at > ${at - FRAUD_WINDOWS.velocityMs}
+      LIMIT ${FRAUD_LIMITS.creditsPerWindow})) AS velocity
+    FROM subscribers r WHERE ${which} AND r.status = 'confirmed'`;
+}
+
+/** The rules applied to a referee and its referrer's signals. */
+export const judge = (referee: { ip: string | null; fingerprint: string | null }, r: ReferrerSignals): FraudReason | null =>
+  fraudReason({
+    ip: referee.ip,
+    fingerprint: referee.fingerprint,
+    referrer: { ip: r.ip_address, fingerprint: r.fingerprint },
+    signupsFromIp: Number(r.ip_count),
+    fingerprintUses: Number(r.fp_count),
+    referrerRecentCredits: Number(r.velocity),
+  });

@@ -1,16 +1,18 @@
 // Sign-up (spec: POST .../sign-up): idempotent per email, exact positions, referral credit and fraud rules.
 import { sql, type SQL } from "drizzle-orm";
-import { now, token } from "../clock";
+import { dayOf, now, token } from "../clock";
 import { toStatement, type Db } from "../db/client";
 import type { Waitlist } from "../http/api";
 import { badRequest } from "../http/errors";
-import { isUniqueViolation } from "../account/service";
+import { isUniqueViolation } from "../db/errors";
 import { isDisposable, isRoleAddress, isValidEmailSyntax, normalizeEmail } from "./email";
-import { fraudReason, FRAUD_LIMITS, FRAUD_WINDOWS, type FraudReason } from "./fraud";
+import { judge, referrerSignals, type FraudReason, type ReferrerSignals } from "./fraud";
 import { locate } from "./geo";
 import { splitMetadata } from "./metadata";
 import type { SignUpInput } from "./model";
-import { rankChange } from "./rank";
+import { positionOf, rankChange } from "./rank";
+import { thankYouUrl } from "./view";
+import { email, nothing, webhookEvent, type Dispatch, type Outgoing } from "../outbox/events";
 
 /** What a sign-up answer needs of a subscriber: less than a full Subscriber, read in the same statement as the position. */
 interface SignUpRow {
@@ -35,10 +37,6 @@ const newRow = (id: string) =>
     CASE WHEN s.seq IS NULL THEN NULL ELSE
       (SELECT coalesce(sum(count), 0) FROM rank_counts WHERE waitlist_id = s.waitlist_id AND level = 63 AND points >= s.points) END AS position
     FROM subscribers s WHERE s.id = ${id}`;
-import { email, nothing, webhookEvent, type Dispatch, type Outgoing } from "../outbox/events";
-import { thankYouUrl } from "./view";
-import { positionOf } from "./rank";
-
 export interface SignUpContext {
   joinedWith: "api" | "form";
   /** The request's client IP (used when metadata.client_ip is absent). */
@@ -49,7 +47,6 @@ export interface SignUpContext {
   dispatch: Dispatch;
 }
 
-export const dayOf = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 
 function cleanText(value: string | null | undefined): string | null {
   const v = value?.trim();
@@ -66,13 +63,6 @@ function deliverabilityOf(email: string, validate: boolean): "unconfirmed" | "ri
   return isDisposable(email) || isRoleAddress(email) ? "risky" : "unknown";
 }
 
-interface Signals {
-  referrer: { id: string; ip_address: string | null; fingerprint: string | null } | undefined;
-  ipCount: number;
-  fpCount: number;
-  velocity: number;
-}
-
 export async function signUp(db: Db, waitlist: Waitlist, input: SignUpInput, ctx: SignUpContext) {
   const email = normalizeEmail(input.email);
   if (!email) throw badRequest("email is required");
@@ -85,22 +75,10 @@ export async function signUp(db: Db, waitlist: Waitlist, input: SignUpInput, ctx
 
   // a referred sign-up reads the referrer and the fraud counters first; any other goes straight to the
   // write, whose INSERT ... ON CONFLICT DO NOTHING tells an already-registered email apart
-  const [existing, signals] = reserved.referredBy
-    ? await readBefore(db, waitlist.id, email, reserved.referredBy, checkFraud ? { ip, fp: reserved.fingerprint } : null, at)
-    : [undefined, NO_SIGNALS];
+  const referee = { ip, fingerprint: reserved.fingerprint };
+  const [existing, referrer] = reserved.referredBy ? await readBefore(db, waitlist.id, email, reserved.referredBy, referee, at) : [undefined, undefined];
   if (existing) return answer(existing, waitlist, ctx.baseUrl, false);
-
-  let reason: FraudReason | null = null;
-  if (signals.referrer && checkFraud) {
-    reason = fraudReason({
-      ip,
-      fingerprint: reserved.fingerprint,
-      referrer: { ip: signals.referrer.ip_address, fingerprint: signals.referrer.fingerprint },
-      signupsFromIp: signals.ipCount,
-      fingerprintUses: signals.fpCount,
-      referrerRecentCredits: signals.velocity,
-    });
-  }
+  const reason: FraudReason | null = referrer && checkFraud ? judge(referee, referrer) : null;
   const place = locate(ip);
   const pending = waitlist.doubleOptIn;
   const base = {
@@ -110,8 +88,8 @@ export async function signUp(db: Db, waitlist: Waitlist, input: SignUpInput, ctx
     deliverability,
     metadata: custom,
     referringDomain: reserved.referringDomain ?? ctx.refererHost,
-    referredBy: signals.referrer ? reserved.referredBy : null,
-    referrerId: signals.referrer?.id ?? null,
+    referredBy: referrer ? reserved.referredBy : null,
+    referrerId: referrer?.id ?? null,
     ip,
     fingerprint: reserved.fingerprint,
     fraudChecks: checkFraud,
@@ -126,7 +104,7 @@ export async function signUp(db: Db, waitlist: Waitlist, input: SignUpInput, ctx
       const out = nothing();
       const rows = pending
         ? await insertPending(db, waitlist, id, base, out)
-        : await insertConfirmed(db, waitlist, id, base, signals.referrer ? { referrerId: signals.referrer.id, reason } : null, out);
+        : await insertConfirmed(db, waitlist, id, base, referrer ? { referrerId: referrer.id, reason } : null, out);
       const row = rows[0];
       if (!row) {
         // the email was there already (or a concurrent sign-up won): answer with that subscriber
@@ -143,29 +121,13 @@ export async function signUp(db: Db, waitlist: Waitlist, input: SignUpInput, ctx
   }
 }
 
-const NO_SIGNALS: Signals = { referrer: undefined, ipCount: 0, fpCount: 0, velocity: 0 };
-
-/**
- * One round trip for a referred sign-up: the email's subscriber (with position), the referrer and the
- * fraud counters. Each counter stops at the threshold its rule needs, so none grows with the list.
- */
-async function readBefore(db: Db, waitlistId: string, email: string, code: string, fraud: { ip: string | null; fp: string | null } | null, at: number) {
-  const [found, referrer, counts] = await db.batch([
+/** One round trip for a referred sign-up: the email's subscriber (with position), and the referrer with its fraud signals. */
+async function readBefore(db: Db, waitlistId: string, email: string, code: string, referee: { ip: string | null; fingerprint: string | null }, at: number) {
+  const [found, referrer] = await db.batch([
     db.all<SignUpRow>(signUpRow(waitlistId, email)),
-    db.all<Signals["referrer"] & {}>(
-      sql`SELECT id, ip_address, fingerprint FROM subscribers WHERE waitlist_id = ${waitlistId} AND referral_code = ${code} AND status = 'confirmed'`,
-    ),
-    db.all<{ ip_count: number; fp_count: number; velocity: number }>(sql`SELECT
-      (SELECT count(*) FROM (SELECT 1 FROM subscribers WHERE waitlist_id = ${waitlistId} AND ip_address = ${fraud?.ip ?? ""}
-        AND joined_at > ${at - FRAUD_WINDOWS.ipMs} LIMIT ${FRAUD_LIMITS.signupsPerIp})) AS ip_count,
-      (SELECT count(*) FROM (SELECT 1 FROM subscribers WHERE waitlist_id = ${waitlistId} AND fingerprint = ${fraud?.fp ?? ""} LIMIT 1)) AS fp_count,
-      (SELECT count(*) FROM (SELECT 1 FROM referrals r JOIN subscribers s ON s.id = r.referrer_id
-        WHERE s.waitlist_id = ${waitlistId} AND s.referral_code = ${code} AND r.credited = 1 AND r.created_at > ${at - FRAUD_WINDOWS.velocityMs}
-        LIMIT ${FRAUD_LIMITS.creditsPerWindow})) AS velocity`),
+    db.all<ReferrerSignals>(referrerSignals(sql`r.waitlist_id = ${waitlistId} AND r.referral_code = ${code}`, waitlistId, referee, at)),
   ]);
-  const c = counts[0];
-  const signals: Signals = { referrer: referrer[0], ipCount: Number(c.ip_count), fpCount: Number(c.fp_count), velocity: Number(c.velocity) };
-  return [found[0] as SignUpRow | undefined, signals] as const;
+  return [found[0] as SignUpRow | undefined, referrer[0] as ReferrerSignals | undefined] as const;
 }
 
 type Base = {

@@ -4,7 +4,7 @@ import { now, token } from "../clock";
 import type { Db } from "../db/client";
 import { tags, TAG_COLORS } from "../db/schema";
 import { AppError, badRequest, conflict, notFound } from "../http/errors";
-import { isUniqueViolation } from "../account/service";
+import { isUniqueViolation } from "../db/errors";
 import { findSubscriber } from "../subscribers/query";
 import type { Waitlist } from "../http/api";
 import { nothing, webhookEvent, type Dispatch } from "../outbox/events";

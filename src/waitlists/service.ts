@@ -6,7 +6,7 @@ import { landingPages, waitlists, type PlanId } from "../db/schema";
 import { newPageRow } from "../landing/service";
 import { AppError, badRequest, conflict, forbidden } from "../http/errors";
 import type { Waitlist } from "../http/api";
-import { isUniqueViolation } from "../account/service";
+import { uniqueViolation } from "../db/errors";
 import { planOf } from "../account/plans";
 import type { CreateWaitlistInput, SettingsPatch } from "./model";
 import { isPrivateAddress, normalizeHost } from "./hosts";
@@ -32,8 +32,8 @@ function checkName(raw: string): string {
 }
 
 function nameTaken(err: unknown, name: string, slug: string): AppError | null {
-  if (!isUniqueViolation(err)) return null;
-  const text = String((err as any)?.message ?? "") + String((err as any)?.cause?.message ?? "");
+  const text = uniqueViolation(err);
+  if (text === null) return null;
   if (text.includes("waitlists.slug")) return conflict(`slug "${slug}" is already taken`);
   if (text.includes("custom_domain")) return conflict("custom_domain is already used by another waitlist");
   return conflict(`name "${name}" is already taken`);
