@@ -1,5 +1,5 @@
-// Seeds a database file with one account, one waitlist and N confirmed subscribers, and builds the rank
-// counters from them in bulk: the state a waitlist reaches after N sign-ups, written in seconds.
+// Seeds a database file with one account, one waitlist and N confirmed subscribers (the triggers rank and
+// count them as they go): the state a waitlist reaches after N sign-ups, written in seconds.
 import { sql } from "drizzle-orm";
 import { sha256Hex } from "../src/clock";
 import { openDatabase } from "../src/db/client";
@@ -13,8 +13,8 @@ export async function seed(url: string, n: number): Promise<void> {
     db.run(sql`INSERT INTO accounts (id, username, plan, ai_credits, created_at) VALUES ('acct_bench', 'bench', 'business', 10, 0)`),
     db.run(sql`INSERT INTO api_keys (id, account_id, name, hash, created_at) VALUES ('key_bench', 'acct_bench', 'bench', ${sha256Hex(BENCH_KEY)}, 0)`),
     db.run(sql`INSERT INTO waitlists (id, account_id, key, slug, name, referral_enabled, welcome_subject, welcome_body, confirmation_subject,
-      confirmation_body, signing_secret, subscribers_count, last_seq, created_at, updated_at)
-      VALUES ('wl_bench', 'acct_bench', ${WAITLIST_KEY}, 'bench', 'Bench', 1, 's', 'b', 's', 'b', 'x', ${n}, ${n}, 0, 0)`),
+      confirmation_body, signing_secret, created_at, updated_at)
+      VALUES ('wl_bench', 'acct_bench', ${WAITLIST_KEY}, 'bench', 'Bench', 1, 's', 'b', 's', 'b', 'x', 0, 0)`),
   ]);
   // points: most at the sign-up 50, a tail with referrals, like a real referral program
   const chunk = 100_000;
@@ -26,9 +26,5 @@ export async function seed(url: string, n: number): Promise<void> {
       SELECT 'sub' || i, 'wl_bench', 'user' || i || '@example.com', 'confirmed', 'unknown',
         CASE WHEN i % 10 = 0 THEN 50 + 30 * (1 + i % 7) ELSE 50 END, i, 'c' || i, 't' || i, '{}', 'api', i, i, i FROM k`);
   }
-  await db.run(sql`INSERT INTO rank_counts (waitlist_id, level, points, bucket, count)
-    SELECT s.waitlist_id, l.level, s.points, s.seq >> l.level, count(*)
-    FROM subscribers s, (SELECT 8 AS level UNION ALL SELECT 16 UNION ALL SELECT 63) l
-    WHERE s.waitlist_id = 'wl_bench' GROUP BY s.waitlist_id, l.level, s.points, s.seq >> l.level`);
   db.$client.close();
 }

@@ -1,21 +1,46 @@
 // Structured JSON logs, one object per line (DESIGN §8). Never pass keys, passwords or full emails.
+import { writeSync } from "node:fs";
+
 export type Level = "debug" | "info" | "warn" | "error";
 const ORDER: Record<Level, number> = { debug: 10, info: 20, warn: 30, error: 40 };
 
 export interface Logger {
+  /** Whether lines of `level` are written (to skip building fields nobody reads). */
+  enabled(level: Level): boolean;
   debug(msg: string, fields?: Record<string, unknown>): void;
   info(msg: string, fields?: Record<string, unknown>): void;
   warn(msg: string, fields?: Record<string, unknown>): void;
   error(msg: string, fields?: Record<string, unknown>): void;
 }
 
-export function createLogger(level: Level, write: (line: string) => void = (l) => process.stdout.write(l)): Logger {
+/**
+ * Lines for stdout, written once per event-loop turn rather than one write each (under load a write per
+ * request line cost ~3% of a sign-up). Whatever is pending is written synchronously at exit.
+ */
+function bufferedStdout(): (line: string) => void {
+  let pending: string[] = [];
+  const take = () => {
+    const text = pending.join("");
+    pending = [];
+    return text;
+  };
+  const flush = () => void process.stdout.write(take());
+  process.on("exit", () => {
+    const text = take();
+    if (text) writeSync(1, text);
+  });
+  return (line) => {
+    if (pending.push(line) === 1) setImmediate(flush);
+  };
+}
+
+export function createLogger(level: Level, write: (line: string) => void = bufferedStdout()): Logger {
   const min = ORDER[level];
   const emit = (lvl: Level) => (msg: string, fields?: Record<string, unknown>) => {
     if (ORDER[lvl] < min) return;
     write(JSON.stringify({ time: new Date().toISOString(), level: lvl, msg, ...fields }) + "\n");
   };
-  return { debug: emit("debug"), info: emit("info"), warn: emit("warn"), error: emit("error") };
+  return { enabled: (lvl) => ORDER[lvl] >= min, debug: emit("debug"), info: emit("info"), warn: emit("warn"), error: emit("error") };
 }
 
 /** Logs to stderr: admin commands keep stdout for their one JSON object. */

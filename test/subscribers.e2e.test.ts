@@ -380,6 +380,18 @@ describe("points and positions", () => {
     expect((await wl.one("a@example.com")).position).toBe(5);
   });
 
+  test("a referred sign-up's position counts its referrer when the credit moves the referrer ahead of it", async () => {
+    const wl = await waitlist({ body: { referral_rewards: REFERRALS } });
+    const r = await joined(wl, { email: "behind@example.com" });
+    await joined(wl, { email: "other@example.com" });
+    expect((await wl.put("behind@example.com", { points: 40 })).status).toBe(200); // last, with 40
+    const referee = await joined(wl, { email: "referee@example.com", metadata: { referred_by: r.referral_code } });
+    // the referrer now has 70: ahead of other (50) and of the referee (50, joined after other)
+    expect([referee.position, referee.points]).toEqual([3, 50]);
+    expect((await wl.one("referee@example.com")).position).toBe(3);
+    expect([(await wl.one("behind@example.com")).position, (await wl.one("other@example.com")).position]).toEqual([1, 2]);
+  });
+
   test("DELETE of a referee takes back exactly that referral's points and one referral_count; positions behind it close up at once", async () => {
     const wl = await waitlist({ body: { referral_rewards: REFERRALS } });
     const ref = await joined(wl, { email: "ref@example.com" });

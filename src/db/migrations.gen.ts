@@ -4,6 +4,7 @@ import m0001 from "../../drizzle/0001_subscribers.sql" with { type: "text" };
 import m0002 from "../../drizzle/0002_outbox.sql" with { type: "text" };
 import m0003 from "../../drizzle/0003_landing_pages.sql" with { type: "text" };
 import m0004 from "../../drizzle/0004_partial_indexes.sql" with { type: "text" };
+import m0005 from "../../drizzle/0005_rank_triggers.sql" with { type: "text" };
 
 export const migrations: { tag: string; sql: string }[] = [
   { tag: "0000_init", sql: m0000 },
@@ -11,4 +12,5 @@ export const migrations: { tag: string; sql: string }[] = [
   { tag: "0002_outbox", sql: m0002 },
   { tag: "0003_landing_pages", sql: m0003 },
   { tag: "0004_partial_indexes", sql: m0004 },
+  { tag: "0005_rank_triggers", sql: m0005 },
 ];

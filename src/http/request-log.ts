@@ -17,7 +17,7 @@ export function requestLog(log: Logger) {
       const id = token(16);
       started.set(request, { id, at: performance.now() });
       set.headers["x-request-id"] = id;
-      log.debug("request started", { req_id: id, method: request.method, path: new URL(request.url).pathname });
+      if (log.enabled("debug")) log.debug("request started", { req_id: id, method: request.method, path: new URL(request.url).pathname });
       if (Number(request.headers.get("content-length") ?? 0) > MAX_BODY_BYTES) {
         throw new AppError("payload_too_large", `The request body is larger than ${MAX_BODY_BYTES / 1024 / 1024} MB`);
       }

@@ -1,6 +1,6 @@
 // The outbox table's operations: enqueue inside a change's transaction, claim with a lease, settle.
 import { sql, type SQL } from "drizzle-orm";
-import { now, token } from "../clock";
+import { now, sortableToken } from "../clock";
 import type { Db } from "../db/client";
 
 /** DESIGN §4: retries about 30 s, 2 m, 10 m, 1 h, 6 h, 24 h after failures, then failed. */
@@ -36,7 +36,7 @@ const value = (v: string | SQL | null | undefined): SQL => (v === undefined || v
 
 /** An INSERT for the change's own transaction; `onlyIf` ties it to the change having happened. */
 export function enqueue(m: Message, onlyIf: SQL = sql`1`, at = now()): { id: string; statement: SQL } {
-  const id = `evt_${token(24)}`;
+  const id = `evt_${sortableToken(24)}`;
   return {
     id,
     statement: sql`INSERT INTO outbox (id, kind, topic, waitlist_id, subscriber_id, related_id, payload, status, attempts, next_attempt_at, created_at)

@@ -35,8 +35,6 @@ export async function confirmSubscriber(db: Db, confirmToken: string, dispatch: 
       const [current] = await tx.all<{ status: string }>(sql`SELECT status FROM subscribers WHERE id = ${sub.id}`);
       if (current?.status !== "pending") return false;
       const [w] = await tx.select().from(waitlists).where(eq(waitlists.id, sub.waitlist_id));
-      await tx.run(sql`UPDATE waitlists SET last_seq = last_seq + 1 WHERE id = ${w.id}`);
-      await tx.run(sql`UPDATE subscribers SET seq = (SELECT last_seq FROM waitlists WHERE id = ${w.id}) WHERE id = ${sub.id}`);
       for (const statement of confirmation(w, sub.id, at, sql`1`, referral, out, "subscriber.confirmed")) await tx.run(statement);
       return true;
     },

@@ -7,7 +7,6 @@ import { AppError, badRequest, notFound } from "../http/errors";
 import { checkCustomFields } from "./metadata";
 import type { UpdateInput } from "./model";
 import { findSubscriber } from "./query";
-import { rankChange } from "./rank";
 import { subscriberView, thankYouUrl } from "./view";
 import { nothing, webhookEvent, type Dispatch } from "../outbox/events";
 import { envelope } from "../outbox/render";
@@ -37,19 +36,16 @@ export async function updateSubscriber(db: Db, waitlist: Waitlist, idOrEmail: st
       ${input.points !== undefined ? sql`, points = ${input.points}` : sql``}`;
     // the metadata read above guards the write: a concurrent merge makes this one re-read and retry
     const guard = sql`id = ${row.id} AND metadata = ${row.metadata}`;
-    const stillSame = sql`EXISTS (SELECT 1 FROM subscribers WHERE ${guard})`;
     // changes() chains the statements after the UPDATE to it having taken effect (an outbox insert adds exactly one row)
     const out = webhookEvent(nothing(), waitlist, "subscriber.updated", row.id, sql`changes() = 1`);
     const results = await db.batch([
-      db.run(rankChange(row.id, -1, stillSame)),
       db.all<{ id: string }>(sql`UPDATE subscribers SET ${set} WHERE ${guard} RETURNING id`),
       ...out.statements.map((st) => db.run(st)),
-      db.run(rankChange(row.id, 1, sql`changes() = 1`)),
       db.all<{ name: string | null; phone: string | null; points: number; metadata: string }>(
         sql`SELECT name, phone, points, metadata FROM subscribers WHERE id = ${row.id}`,
       ),
     ]);
-    if ((results[1] as { id: string }[]).length === 0) continue;
+    if ((results[0] as { id: string }[]).length === 0) continue;
     dispatch(out.ids);
     const updated = (results[results.length - 1] as { name: string | null; phone: string | null; points: number; metadata: string }[])[0];
     return {
@@ -77,20 +73,14 @@ export async function deleteSubscriber(db: Db, waitlist: Waitlist, idOrEmail: st
     payload: (id, createdAt) => JSON.stringify(envelope(id, "subscriber.deleted", createdAt, waitlist, { subscriber: snapshot })),
   });
   const credit = sql`(SELECT referrer_id FROM referrals WHERE referee_id = ${row.id} AND credited = 1)`;
-  const hasCredit = sql`EXISTS (SELECT 1 FROM referrals WHERE referee_id = ${row.id} AND credited = 1)`;
   const results = await db.batch([
-    db.run(rankChange(credit, -1, hasCredit)),
     db.run(sql`UPDATE subscribers SET points = points - (SELECT points FROM referrals WHERE referee_id = ${row.id}),
       referral_count = referral_count - 1, updated_at = ${now()} WHERE id = ${credit}`),
-    db.run(rankChange(credit, 1, hasCredit)),
-    db.run(rankChange(row.id, -1)),
-    db.run(sql`UPDATE waitlists SET subscribers_count = subscribers_count - 1
-      WHERE id = ${waitlist.id} AND EXISTS (SELECT 1 FROM subscribers WHERE id = ${row.id} AND seq IS NOT NULL)`),
     db.run(sql`UPDATE subscribers SET referrer_id = NULL WHERE referrer_id = ${row.id}`),
     db.all<{ id: string }>(sql`DELETE FROM subscribers WHERE id = ${row.id} RETURNING id`),
     ...out.statements.map((st) => db.run(st)),
   ]);
-  if ((results[6] as { id: string }[]).length === 0) throw notFound("Subscriber not found");
+  if ((results[2] as { id: string }[]).length === 0) throw notFound("Subscriber not found");
   dispatch(out.ids);
   return { success: true, message: "Subscriber deleted" };
 }

@@ -3,20 +3,8 @@
 import { sql, type SQL } from "drizzle-orm";
 import type { Db } from "../db/client";
 
-/** Level 63 holds one count per points value (seq >> 63 is 0); levels 16 and 8 are blocks of seq. */
-const LEVELS = sql`(SELECT 8 AS level UNION ALL SELECT 16 UNION ALL SELECT 63)`;
-
-/**
- * Adds (+1) or removes (-1) subscriber `id` at its current points and seq, in one statement.
- * A pending subscriber (no seq) is not ranked, so this is a no-op for it.
- */
-export function rankChange(id: string | SQL, delta: 1 | -1, onlyIf: SQL = sql`1`): SQL {
-  return sql`INSERT INTO rank_counts (waitlist_id, level, points, bucket, count)
-    SELECT s.waitlist_id, l.level, s.points, s.seq >> l.level, ${delta}
-    FROM subscribers s, ${LEVELS} l
-    WHERE s.id = ${typeof id === "string" ? sql`${id}` : id} AND s.seq IS NOT NULL AND ${onlyIf}
-    ON CONFLICT (waitlist_id, level, points, bucket) DO UPDATE SET count = count + excluded.count`;
-}
+// The counters are kept by triggers on `subscribers` (drizzle/0005_rank_triggers.sql): level 63 holds one
+// count per points value (bucket 0); levels 16 and 8 count blocks of 65536 and 256 confirmation numbers.
 
 /**
  * The 1-based position of the subscriber row aliased `s` (null while pending): the rows ahead are

@@ -1,6 +1,6 @@
 // Sign-up (spec: POST .../sign-up): idempotent per email, exact positions, referral credit and fraud rules.
 import { sql, type SQL } from "drizzle-orm";
-import { dayOf, now, token } from "../clock";
+import { clusteredCode, now, sortableToken } from "../clock";
 import { toStatement, type Db } from "../db/client";
 import type { Waitlist } from "../http/api";
 import { badRequest } from "../http/errors";
@@ -10,7 +10,7 @@ import { judge, referrerSignals, type FraudReason, type ReferrerSignals } from "
 import { locate } from "./geo";
 import { splitMetadata } from "./metadata";
 import type { SignUpInput } from "./model";
-import { positionOf, rankChange } from "./rank";
+import { positionOf } from "./rank";
 import { thankYouUrl } from "./view";
 import { email, nothing, webhookEvent, type Dispatch, type Outgoing } from "../outbox/events";
 
@@ -27,16 +27,22 @@ const signUpRow = (waitlistId: string, email: string) =>
   sql`SELECT s.id, s.status, s.points, s.referral_code, s.sign_up_token, ${positionOf("s")} AS position FROM subscribers s
     WHERE s.waitlist_id = ${waitlistId} AND s.email = ${email}`;
 
+/** Its position from the per-points counters alone: it holds the highest confirmation number, so it is last among its points. */
+const lastOfPoints = (s: string, self: "counted" | "not counted yet") =>
+  `(SELECT coalesce(sum(count), 0) ${self === "counted" ? "" : "+ 1 "}FROM rank_counts WHERE waitlist_id = ${s}.waitlist_id AND level = 63 AND points >= ${s}.points)`;
+
 /**
- * The row just inserted by this sign-up, read in its own transaction: it holds the highest confirmation
- * number, so it is last among its points and its position is simply the count of points at or above
- * its own (the per-points counters only). Another subscriber's row (a repeat) is read again in full.
+ * What the insert answers. RETURNING is computed before the row's AFTER INSERT trigger adds it to the
+ * counters (SQLite runs RETURNING first), hence the + 1; the sign-up tests hold this to the spec.
  */
+const RETURNING = sql.raw(`RETURNING id, status, points, referral_code, sign_up_token,
+  CASE WHEN seq IS NULL THEN NULL ELSE ${lastOfPoints("subscribers", "not counted yet")} END AS position`);
+
+/** The new row read again at the end of a referred sign-up, whose referrer may have moved ahead of it. */
 const newRow = (id: string) =>
-  sql`SELECT s.id, s.status, s.points, s.referral_code, s.sign_up_token,
-    CASE WHEN s.seq IS NULL THEN NULL ELSE
-      (SELECT coalesce(sum(count), 0) FROM rank_counts WHERE waitlist_id = s.waitlist_id AND level = 63 AND points >= s.points) END AS position
+  sql`SELECT s.id, s.status, s.points, s.referral_code, s.sign_up_token, ${sql.raw(lastOfPoints("s", "counted"))} AS position
     FROM subscribers s WHERE s.id = ${id}`;
+
 export interface SignUpContext {
   joinedWith: "api" | "form";
   /** The request's client IP (used when metadata.client_ip is absent). */
@@ -99,7 +105,7 @@ export async function signUp(db: Db, waitlist: Waitlist, input: SignUpInput, ctx
   };
 
   for (let attempt = 0; ; attempt++) {
-    const id = token(20);
+    const id = sortableToken(20);
     try {
       const out = nothing();
       const rows = pending
@@ -155,10 +161,10 @@ function insertSubscriber(id: string, waitlistId: string, b: Base, seq: SQL, con
   return sql`INSERT INTO subscribers (id, waitlist_id, email, name, phone, status, deliverability, points, seq, referral_code, sign_up_token,
       confirm_token, referred_by, referrer_id, metadata, referring_domain, ip_address, fingerprint, fraud_checks, country, city, timezone, joined_with,
       joined_at, confirmed_at, updated_at)
-    VALUES (${id}, ${waitlistId}, ${b.email}, ${b.name}, ${b.phone}, ${status}, ${b.deliverability}, ${confirmedPoints ?? 0}, ${seq}, ${token(8)}, ${token(24)},
+    VALUES (${id}, ${waitlistId}, ${b.email}, ${b.name}, ${b.phone}, ${status}, ${b.deliverability}, ${confirmedPoints ?? 0}, ${seq}, ${clusteredCode(8)}, ${sortableToken(24)},
       ${confirmToken}, ${b.referredBy}, ${b.referrerId}, ${b.metadata}, ${b.referringDomain}, ${b.ip}, ${b.fingerprint}, ${b.fraudChecks ? 1 : 0},
       ${b.country}, ${b.city}, ${b.timezone}, ${b.joinedWith}, ${b.at}, ${confirmedPoints === null ? null : b.at}, ${b.at})
-    ON CONFLICT (waitlist_id, email) DO NOTHING`;
+    ON CONFLICT (waitlist_id, email) DO NOTHING ${RETURNING}`;
 }
 
 /** Double opt-in: the subscriber waits unranked; the confirmation email goes out with the insert. */
@@ -166,13 +172,13 @@ async function insertPending(db: Db, waitlist: Waitlist, id: string, b: Base, ou
   const isNew = sql`EXISTS (SELECT 1 FROM subscribers WHERE id = ${id})`;
   email(out, waitlist, "confirmation", id, isNew);
   webhookEvent(out, waitlist, "subscriber.pending", id, isNew);
-  return groupWrite(db, [insertSubscriber(id, waitlist.id, b, sql`NULL`, token(32), null), ...out.statements], id);
+  return groupWrite(db, [insertSubscriber(id, waitlist.id, b, sql`NULL`, sortableToken(32), null), ...out.statements]);
 }
 
 /**
- * One transaction: take the next confirmation sequence, insert, rank, count, and credit the
- * referrer. Every statement after the insert is conditional on the new row existing, so a
- * concurrent sign-up of the same email changes nothing here.
+ * One transaction: the insert takes the next confirmation number and its triggers rank and count it;
+ * the referral credit and the outbox rows are conditional on the new row existing, so a concurrent
+ * sign-up of the same email changes nothing here.
  */
 async function insertConfirmed(
   db: Db,
@@ -183,28 +189,28 @@ async function insertConfirmed(
   out: Outgoing,
 ) {
   const isNew = sql`EXISTS (SELECT 1 FROM subscribers WHERE id = ${id})`;
-  const statements = [
-    sql`UPDATE waitlists SET last_seq = last_seq + 1, subscribers_count = subscribers_count + 1
-      WHERE id = ${waitlist.id} AND NOT EXISTS (SELECT 1 FROM subscribers WHERE waitlist_id = ${waitlist.id} AND email = ${b.email})`,
-    insertSubscriber(id, waitlist.id, b, sql`(SELECT last_seq FROM waitlists WHERE id = ${waitlist.id})`, null, signUpPoints(waitlist)),
+  const nextSeq = sql`(SELECT last_seq + 1 FROM waitlists WHERE id = ${waitlist.id})`;
+  return groupWrite(db, [
+    insertSubscriber(id, waitlist.id, b, nextSeq, null, signUpPoints(waitlist)),
     ...confirmation(waitlist, id, b.at, isNew, referral, out, "subscriber.created"),
-  ];
-  return groupWrite(db, statements, id);
+    ...(referral ? [newRow(id)] : []),
+  ]);
 }
 
-/** The sign-up's statements in one atomic batch (grouped with concurrent sign-ups), then the new row (none if not inserted). */
-async function groupWrite(db: Db, statements: SQL[], id: string): Promise<SignUpRow[]> {
-  const results = await db.$writer.write([...statements, newRow(id)].map((st) => toStatement(db, st)));
-  return results[results.length - 1].rows as unknown as SignUpRow[];
+/** The sign-up's statements in one atomic batch (grouped with concurrent sign-ups); the last one that returns rows answers (none if not inserted). */
+async function groupWrite(db: Db, statements: SQL[]): Promise<SignUpRow[]> {
+  const results = await db.$writer.write(statements.map((st) => toStatement(db, st)));
+  const answering = results.findLast((r) => r.columns.length > 0)!;
+  return answering.rows as unknown as SignUpRow[];
 }
 
 const signUpPoints = (w: Waitlist) => (w.referralEnabled ? w.signupPoints : 0);
 
 /**
- * What makes a subscriber confirmed, ranked and counted: status, sign-up points, rank counters,
- * totals, the referral credit, and the outbox rows (event, welcome email). Shared by sign-up
- * without double opt-in (inserted confirmed and counted already) and by following the
- * confirmation link. `seq` must already be set.
+ * What makes a subscriber confirmed: status, sign-up points and the next confirmation number (the
+ * row's triggers then rank it and count it), the referral credit, and the outbox rows (event,
+ * welcome email). Shared by sign-up without double opt-in (inserted confirmed already) and by
+ * following the confirmation link.
  */
 export function confirmation(
   waitlist: Waitlist,
@@ -221,19 +227,12 @@ export function confirmation(
   const promote =
     event === "subscriber.confirmed"
       ? [
-          sql`UPDATE subscribers SET status = 'confirmed', points = ${signUpPoints(waitlist)}, deliverability = 'confirmed', confirmed_at = ${at}, updated_at = ${at}
+          sql`UPDATE subscribers SET status = 'confirmed', points = ${signUpPoints(waitlist)}, deliverability = 'confirmed',
+              seq = (SELECT last_seq + 1 FROM waitlists WHERE id = ${waitlist.id}), confirmed_at = ${at}, updated_at = ${at}
             WHERE id = ${id} AND ${onlyIf}`,
-          sql`UPDATE waitlists SET subscribers_count = subscribers_count + 1 WHERE id = ${waitlist.id} AND ${onlyIf}`,
         ]
       : [];
-  return [
-    ...promote,
-    rankChange(id, 1, onlyIf),
-    sql`INSERT INTO daily_stats (waitlist_id, date, sign_ups, views) SELECT ${waitlist.id}, ${dayOf(at)}, 1, 0 WHERE ${onlyIf}
-      ON CONFLICT (waitlist_id, date) DO UPDATE SET sign_ups = sign_ups + 1`,
-    ...(referral ? creditReferral(waitlist, id, referral.referrerId, referral.reason, at, onlyIf) : []),
-    ...out.statements,
-  ];
+  return [...promote, ...(referral ? creditReferral(waitlist, id, referral.referrerId, referral.reason, at, onlyIf) : []), ...out.statements];
 }
 
 /** Records the referral; when credited, moves the referrer up by referral_points (only while the program is on). */
@@ -241,13 +240,11 @@ function creditReferral(waitlist: Waitlist, refereeId: string, referrerId: strin
   const credited = reason === null;
   const points = credited && waitlist.referralEnabled ? waitlist.referralPoints : 0;
   const record = sql`INSERT INTO referrals (id, waitlist_id, referrer_id, referee_id, credited, reason, points, created_at)
-    SELECT ${token(20)}, ${waitlist.id}, ${referrerId}, ${refereeId}, ${credited ? 1 : 0}, ${reason}, ${points}, ${at} WHERE ${onlyIf}`;
+    SELECT ${sortableToken(20)}, ${waitlist.id}, ${referrerId}, ${refereeId}, ${credited ? 1 : 0}, ${reason}, ${points}, ${at} WHERE ${onlyIf}`;
   if (!credited) return [record];
   return [
     record,
-    rankChange(referrerId, -1, onlyIf),
     sql`UPDATE subscribers SET points = points + ${points}, referral_count = referral_count + 1, updated_at = ${at} WHERE id = ${referrerId} AND ${onlyIf}`,
-    rankChange(referrerId, 1, onlyIf),
   ];
 }
 
