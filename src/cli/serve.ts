@@ -6,8 +6,10 @@ import { buildApp } from "../app";
 import { startJobs } from "../jobs";
 import { createDispatcher } from "../outbox/dispatcher";
 import { releaseHeldEmails } from "../outbox/store";
+import { keepMemoryNear } from "../memory";
 
 const DRAIN_MS = 10_000;
+const MEMORY_BUDGET = 120 * 1024 * 1024;
 // the 1 MB limit is answered in JSON by the app (http/request-log.ts); Bun's own, higher, only guards undeclared bodies
 const SOCKET_BODY_LIMIT = 4 * 1024 * 1024;
 
@@ -24,6 +26,7 @@ export async function serve(flags: Map<string, string>, env: Record<string, stri
   // PORT=0 binds a free port; the derived BASE_URL follows it
   if (config.baseUrl === "http://localhost:0") config.baseUrl = `http://localhost:${server.port}`;
   const jobs = startJobs({ db, dispatcher }, log);
+  keepMemoryNear(MEMORY_BUDGET);
   // rows that came due while no instance ran (a restart, a crash) go out now, not at the next tick
   void dispatcher.runDue(50).catch((err) => log.error("outbox catch-up failed", { error: (err as Error)?.message ?? String(err) }));
   log.info("listening", { host: config.host, port: server.port, base_url: config.baseUrl, database: config.databaseUrl.startsWith("file:") ? config.databaseUrl : "libsql server" });
