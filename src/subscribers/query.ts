@@ -115,7 +115,8 @@ export async function listSubscribers(db: Db, waitlist: Waitlist, params: ListPa
 
 /**
  * The unfiltered list by position: the page's first ranked row is found through the rank counters
- * (DESIGN §7), then read by index from there; pending subscribers follow the ranked ones.
+ * (DESIGN §7), then read by index from there, and its positions are simply consecutive from that
+ * row's; pending subscribers (no position) follow the ranked ones.
  */
 async function rankedPage(db: Db, waitlistId: string, confirmed: number, dir: "asc" | "desc", offset: number, limit: number): Promise<SubscriberRow[]> {
   const order = orderOf("position", dir);
@@ -129,7 +130,8 @@ async function rankedPage(db: Db, waitlistId: string, confirmed: number, dir: "a
                 UNION ALL SELECT * FROM (SELECT * FROM subscribers WHERE waitlist_id = ${waitlistId} AND points < ${start.points} AND seq IS NOT NULL ORDER BY points DESC, seq ASC LIMIT ${limit})`
           : sql`SELECT * FROM (SELECT * FROM subscribers WHERE waitlist_id = ${waitlistId} AND points = ${start.points} AND seq <= ${start.seq} ORDER BY seq DESC LIMIT ${limit})
                 UNION ALL SELECT * FROM (SELECT * FROM subscribers WHERE waitlist_id = ${waitlistId} AND points > ${start.points} AND seq IS NOT NULL ORDER BY points ASC, seq DESC LIMIT ${limit})`;
-      ranked = (await selectPage(db, page, order)).slice(0, limit);
+      const rows = (await selectPage(db, page, order, false)).slice(0, limit);
+      ranked = rows.map((row, i) => ({ ...row, position: dir === "asc" ? offset + 1 + i : confirmed - offset - i }));
     }
   }
   if (ranked.length === limit) return ranked;
@@ -137,6 +139,7 @@ async function rankedPage(db: Db, waitlistId: string, confirmed: number, dir: "a
     db,
     sql`SELECT * FROM subscribers INDEXED BY subscribers_pending_idx WHERE waitlist_id = ${waitlistId} AND seq IS NULL ORDER BY joined_at ASC, id ASC LIMIT ${limit - ranked.length} OFFSET ${Math.max(0, offset - confirmed)}`,
     sql`s.joined_at ASC, s.id ASC`,
+    false,
   );
   return [...ranked, ...pending];
 }
