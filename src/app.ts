@@ -13,6 +13,7 @@ import { tagRoutes } from "./tags/routes";
 import { analyticsRoutes } from "./analytics/routes";
 import { webhookRoutes } from "./webhooks/routes";
 import { pageRoutes } from "./pages/routes";
+import { dashboardRoutes } from "./dashboard/routes";
 import { landingRoutes } from "./landing/routes";
 import { formRoutes } from "./forms/routes";
 import { apiDocs } from "./docs/openapi";
@@ -55,6 +56,7 @@ export function buildApp(deps: AppDeps) {
     .use(landingRoutes({ db, config, api }))
     .use(formRoutes({ db, config, dispatch }))
     .use(pageRoutes({ db, config, dispatch, log: deps.log }))
+    .use(dashboardRoutes())
     .use(apiDocs()) as unknown as Elysia;
   return app;
 }

@@ -52,6 +52,10 @@ test("the binary runs from a folder with no node_modules: serve, the admin comma
   expect(swagger.status).toBe(200);
   expect((await fetch(`${s.url}/swagger/assets/swagger-ui-bundle.js`)).status).toBe(200);
   expect((await (await fetch(`${s.url}/swagger/json`)).json() as any).info.version).toBe("1.0.0");
+  // the dashboard and its modules are inside the binary too
+  expect((await fetch(`${s.url}/dashboard`)).status).toBe(200);
+  const dashboardJs = await fetch(`${s.url}/dashboard/assets/view-overview.js`);
+  expect([dashboardJs.status, (await dashboardJs.text()).includes("export async function overviewView")]).toEqual([200, true]);
 
   expect((await s.request("POST", `/api/v1/waitlist/${w.key}/landing-page/publish`, { key })).status).toBe(200);
   const page = await fetch(`${s.url}/p/${w.slug}`);

@@ -13,7 +13,8 @@ export type Bucket =
   | "landing_update"
   | "landing_get"
   | "landing_publish"
-  | "landing_generate";
+  | "landing_generate"
+  | "landing_preview";
 
 interface Plan {
   name: string;
@@ -25,9 +26,10 @@ interface Plan {
   limits: Record<Bucket, number>;
 }
 
-// Per minute. Landing pages: "default / Growth or higher"; settings and keys are our extensions.
-const SMALL = { landing_create: 5, landing_update: 5, landing_get: 30, landing_publish: 3, landing_generate: 2 };
-const LARGE = { landing_create: 10, landing_update: 10, landing_get: 60, landing_publish: 5, landing_generate: 2 };
+// Per minute. Landing pages: "default / Growth or higher"; settings, keys and previews (the dashboard's
+// live preview, one per pause in typing) are our extensions.
+const SMALL = { landing_create: 5, landing_update: 5, landing_get: 30, landing_publish: 3, landing_generate: 2, landing_preview: 60 };
+const LARGE = { landing_create: 10, landing_update: 10, landing_get: 60, landing_publish: 5, landing_generate: 2, landing_preview: 120 };
 
 export const PLAN_TABLE: Record<PlanId, Plan> = {
   free: {

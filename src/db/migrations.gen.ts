@@ -5,6 +5,7 @@ import m0002 from "../../drizzle/0002_outbox.sql" with { type: "text" };
 import m0003 from "../../drizzle/0003_landing_pages.sql" with { type: "text" };
 import m0004 from "../../drizzle/0004_partial_indexes.sql" with { type: "text" };
 import m0005 from "../../drizzle/0005_rank_triggers.sql" with { type: "text" };
+import m0006 from "../../drizzle/0006_landing_previews.sql" with { type: "text" };
 
 export const migrations: { tag: string; sql: string }[] = [
   { tag: "0000_init", sql: m0000 },
@@ -13,4 +14,5 @@ export const migrations: { tag: string; sql: string }[] = [
   { tag: "0003_landing_pages", sql: m0003 },
   { tag: "0004_partial_indexes", sql: m0004 },
   { tag: "0005_rank_triggers", sql: m0005 },
+  { tag: "0006_landing_previews", sql: m0006 },
 ];

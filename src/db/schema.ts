@@ -291,3 +291,21 @@ export const landingPages = sqliteTable("landing_pages", {
   updatedAt: integer("updated_at").notNull(),
   publishedAt: integer("published_at"),
 });
+
+/**
+ * Dashboard previews of a landing page with unsaved edits (DESIGN §9): the page row as it would be,
+ * served at /preview/{token} for a short while. In the database so any instance can serve it.
+ */
+export const landingPreviews = sqliteTable(
+  "landing_previews",
+  {
+    token: text("token").primaryKey(),
+    waitlistId: text("waitlist_id")
+      .notNull()
+      .references(() => waitlists.id, { onDelete: "cascade" }),
+    /** JSON of the landing_pages row with the edits applied. */
+    page: text("page").notNull(),
+    expiresAt: integer("expires_at").notNull(),
+  },
+  (t) => [index("landing_previews_expires_idx").on(t.expiresAt)],
+);

@@ -15,3 +15,9 @@ declare module "*.css" {
   const text: string;
   export default text;
 }
+
+// Browser scripts (public/*.js, public/dashboard/*.js) are imported as text and served as they are.
+declare module "*.js" {
+  const text: string;
+  export default text;
+}

@@ -6,6 +6,7 @@ import type { Logger } from "../log";
 import { pruneRateLimits } from "../http/rate-limit";
 import { pruneViewDedupe } from "../analytics/service";
 import { pruneSent } from "../outbox/store";
+import { prunePreviews } from "../landing/preview";
 import type { Dispatcher } from "../outbox/dispatcher";
 
 export interface JobContext {
@@ -31,6 +32,8 @@ export const JOBS: Job[] = [
   { name: "prune-outbox", schedule: "0 23 * * * *", leaseMs: 55_000, run: ({ db }) => pruneSent(db) },
   // view dedupe rows live 24 h from the first counted view (DESIGN §4)
   { name: "prune-view-dedupe", schedule: "37 */5 * * * *", leaseMs: 55_000, run: ({ db }) => pruneViewDedupe(db) },
+  // dashboard previews live 10 minutes
+  { name: "prune-previews", schedule: "47 */10 * * * *", leaseMs: 55_000, run: ({ db }) => prunePreviews(db) },
 ];
 
 /** True when this instance holds (or just took) the job's lease. */

@@ -6,6 +6,7 @@ import type { apiGuard } from "../http/api";
 import { errorResponses } from "../http/errors";
 import { CreatedPageResponse, CreatePageBody, PageResponse, PatchPageBody, PublishResponse } from "./model";
 import { createPage, findPage, pageView, patchPage, publish } from "./service";
+import { createPreview, PREVIEW_TTL_MS } from "./preview";
 import { generate, PROMPT_MAX } from "../ai/service";
 
 export function landingRoutes(deps: { db: Db; config: Config; api: ReturnType<typeof apiGuard> }) {
@@ -45,6 +46,20 @@ export function landingRoutes(deps: { db: Db; config: Config; api: ReturnType<ty
         detail: { tags: ["Landing pages"], summary: "Update the landing page", description: "Any subset of the create fields. A published page changes at once. On AI pages only theme and seo can change (409 otherwise)." },
       },
     )
+    .post("/preview", async ({ auth, body }) => ({ success: true, data: await createPreview(db, auth.waitlist!, body, config.baseUrl) }), {
+      api: { key: "any", bucket: "landing_preview", landing: true },
+      params,
+      body: PatchPageBody,
+      response: {
+        200: t.Object({ success: t.Boolean(), data: t.Object({ preview_url: t.String(), expires_at: t.Number() }) }),
+        ...errorResponses(400, 401, 403, 409, 429, 503),
+      },
+      detail: {
+        tags: ["Landing pages"],
+        summary: "Preview unsaved changes (extension)",
+        description: `Renders the page as it would be with these fields applied (same fields and rules as PATCH; an empty object previews the page as it is, or a new draft), without saving anything. preview_url serves it for ${PREVIEW_TTL_MS / 60_000} minutes; its form does not submit. Used by the dashboard's live preview.`,
+      },
+    })
     .post(
       "/generate",
       async ({ auth, body }) => ({ success: true, data: await generate(db, config, auth, auth.waitlist!, body) }),

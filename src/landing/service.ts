@@ -117,14 +117,13 @@ export function pageView(page: Page, w: Waitlist, auth: Auth, baseUrl: string) {
 
 const COPY_FIELDS = ["headline", "description", "button_text", "collect_name", "collect_phone", "background"] as const;
 
-export async function patchPage(db: Db, w: Waitlist, input: PatchPageInput) {
-  if (!input || Object.keys(input).length === 0) throw badRequest("Provide at least one field to change");
-  const page = await findPage(db, w.id);
+/** The columns a patch changes, validated; on AI pages only theme and seo may change (409 otherwise). */
+export function pageChanges(page: Page, input: PatchPageInput): Partial<Page> {
   if (page.pageType === "ai") {
     const copy = COPY_FIELDS.filter((f) => input[f] !== undefined);
     if (copy.length) throw conflict(`${copy.join(", ")} cannot be changed on an AI page: edit it with POST .../landing-page/generate (is_edit: true); theme and seo can be patched`);
   }
-  const set: Partial<Page> = { updatedAt: now() };
+  const set: Partial<Page> = {};
   if (input.headline !== undefined) set.headline = headline(input.headline);
   if (input.description !== undefined) set.description = plain(input.description, "description") ?? null;
   if (input.button_text !== undefined) set.buttonText = plain(input.button_text, "button_text") ?? DEFAULT_BUTTON;
@@ -133,6 +132,13 @@ export async function patchPage(db: Db, w: Waitlist, input: PatchPageInput) {
   if (input.background !== undefined) set.background = JSON.stringify(parseBackground(input.background));
   if (input.theme !== undefined) set.theme = input.theme;
   if (input.seo !== undefined) set.seo = seo(input.seo, page.seo);
+  return set;
+}
+
+export async function patchPage(db: Db, w: Waitlist, input: PatchPageInput) {
+  if (!input || Object.keys(input).length === 0) throw badRequest("Provide at least one field to change");
+  const page = await findPage(db, w.id);
+  const set = { ...pageChanges(page, input), updatedAt: now() };
   // spec: a published page changes live at once (the version purges every instance's cache)
   const [updated] = await db
     .update(landingPages)

@@ -17,9 +17,11 @@ export interface RenderedPage {
   csp: string;
 }
 
-export function pageCsp(styleHashes: string[] = []): string {
+/** A dashboard preview may be framed by the dashboard (same origin) and never submits its form. */
+export function pageCsp(styleHashes: string[] = [], preview = false): string {
   const styles = ["'self'", ...styleHashes.map((h) => `'sha256-${h}'`)].join(" ");
-  return `default-src 'none'; style-src ${styles}; script-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'`;
+  const [formAction, frameAncestors] = preview ? ["'none'", "'self'"] : ["'self'", "'none'"];
+  return `default-src 'none'; style-src ${styles}; script-src 'self'; img-src 'self' data:; connect-src 'self'; form-action ${formAction}; base-uri 'none'; frame-ancestors ${frameAncestors}`;
 }
 
 function head(page: Page, w: Waitlist, pageUrl: string, style: string, stylesheet: string | null): string {
@@ -46,7 +48,7 @@ ${stylesheet ? `<link rel="stylesheet" href="${stylesheet}">` : ""}
 const hashOf = (style: string) => createHash("sha256").update(style).digest("base64");
 
 /** An AI page: its sanitized body and stylesheet (ai/sanitize.ts) in our shell, under the same CSP as standard pages. */
-function renderAiPage(page: Page, w: Waitlist, pageUrl: string): RenderedPage {
+function renderAiPage(page: Page, w: Waitlist, pageUrl: string, preview: boolean): RenderedPage {
   const meta = JSON.parse(page.aiMeta ?? "{}") as { css?: string };
   // the CSS was filtered when the page was generated: no url(), @import, escapes or markup characters
   const style = `*{box-sizing:border-box}body{margin:0;font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif}\n${meta.css ?? ""}`;
@@ -59,11 +61,11 @@ ${head(page, w, pageUrl, style, null)}
 ${body}
 </body>
 </html>`;
-  return { html, csp: pageCsp([hashOf(style)]) };
+  return { html, csp: pageCsp([hashOf(style)], preview) };
 }
 
-export function renderHostedPage(page: Page, w: Waitlist, urls: { baseUrl: string; pageUrl: string }): RenderedPage {
-  if (page.pageType === "ai") return renderAiPage(page, w, urls.pageUrl);
+export function renderHostedPage(page: Page, w: Waitlist, urls: { baseUrl: string; pageUrl: string }, preview = false): RenderedPage {
+  if (page.pageType === "ai") return renderAiPage(page, w, urls.pageUrl, preview);
   const theme = THEMES[page.theme === "dark" ? "dark" : "light"];
   const background = page.background ? (JSON.parse(page.background) as { value: string }).value : theme.bg;
   // every value here was parsed and re-emitted by us (landing/background.ts) or is a constant
@@ -90,7 +92,7 @@ ${REF_SLOT}
 </main>
 </body>
 </html>`;
-  return { html, csp: pageCsp([hashOf(style)]) };
+  return { html, csp: pageCsp([hashOf(style)], preview) };
 }
 
 /** The `ref` query parameter, carried into the form (escaped; only a plausible code is kept). */

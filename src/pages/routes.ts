@@ -2,7 +2,6 @@
 import { Elysia, t } from "elysia";
 import { eq, sql } from "drizzle-orm";
 import css from "../../public/pages.css" with { type: "text" };
-// @ts-ignore: a browser script imported as text (no declaration file); Bun embeds it
 import js from "../../public/pages.js" with { type: "text" };
 import hostedCss from "../../public/hosted.css" with { type: "text" };
 import type { Logger } from "../log";
@@ -15,7 +14,9 @@ import { waitlists } from "../db/schema";
 import type { Dispatch } from "../outbox/events";
 import { confirmSubscriber } from "../subscribers/confirm";
 import { selectSubscribers } from "../subscribers/view";
-import { htmlResponse, notFoundPage } from "./layout";
+import { htmlResponse, notFoundPage, PAGE_HEADERS } from "./layout";
+import { renderHostedPage, withRef } from "./hosted";
+import { findPreview } from "../landing/preview";
 import { awaitingConfirmationPage, pendingPage, thankYouPage } from "./thank-you";
 
 const ASSETS: Record<string, { body: string; type: string }> = {
@@ -64,6 +65,18 @@ export function pageRoutes(deps: { db: Db; config: Config; dispatch: Dispatch; l
       params: t.Object({ slug: t.String() }),
       query: t.Object({ ref: t.Optional(t.String()) }),
     })
+    .get(
+      "/preview/:token",
+      async ({ params }) => {
+        // DESIGN §9: the dashboard's live preview; framed by the dashboard only, its form never submits
+        const found = await findPreview(db, params.token);
+        if (!found) return notFoundPage("Preview expired", "This preview is no longer available. Change a field in the dashboard to make a new one.");
+        const pageUrl = `${config.baseUrl}/preview/${params.token}`;
+        const { html, csp } = renderHostedPage(found.page, found.waitlist, { baseUrl: config.baseUrl, pageUrl }, true);
+        return new Response(withRef(html, null), { headers: { ...PAGE_HEADERS, "content-security-policy": csp, "x-robots-tag": "noindex" } });
+      },
+      { ...hidden, params: t.Object({ token: t.String() }) },
+    )
     .get(
       "/assets/:file",
       ({ params }) => {

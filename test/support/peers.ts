@@ -93,7 +93,7 @@ export interface FakeModel {
 }
 
 export type ModelAnswer =
-  | { kind: "json"; page: Record<string, unknown>; wrap?: "plain" | "fenced" | "prose" }
+  | { kind: "json"; page: Record<string, unknown>; wrap?: "plain" | "fenced" | "prose"; /** a slow model */ delayMs?: number }
   | { kind: "stream"; page: Record<string, unknown> }
   | { kind: "status"; status: number; body?: string }
   | { kind: "text"; text: string }
@@ -114,6 +114,7 @@ export function startFakeModel(): FakeModel {
       const answer = script.shift() ?? { kind: "status", status: 500 };
       switch (answer.kind) {
         case "json": {
+          if (answer.delayMs) await Bun.sleep(answer.delayMs);
           const json = JSON.stringify(answer.page);
           const content = answer.wrap === "fenced" ? `Here is your page:\n\`\`\`json\n${json}\n\`\`\`\nEnjoy!` : answer.wrap === "prose" ? `Sure! ${json} Let me know.` : json;
           return Response.json(completion(content));

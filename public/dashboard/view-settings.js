@@ -1,0 +1,188 @@
+// Settings of one waitlist: every field of GET/PATCH .../settings, the webhook secret on demand with a
+// test delivery and rotation, and a new per-waitlist API key (shown once).
+import { api, wl } from "./api.js";
+import { announce, checkbox, confirmDialog, field, h, showSecret } from "./dom.js";
+import { waitlistHeader } from "./nav.js";
+
+export async function settingsView(key) {
+  const s = (await api("GET", `${wl(key)}/settings`)).data.settings;
+  const input = (name, value, attrs = {}) => h("input", { name, value: value ?? "", ...attrs });
+  const area = (name, value, attrs = {}) => h("textarea", { name, rows: 5, ...attrs }, value ?? "");
+  const f = {
+    name: input("name", s.name, { required: true, maxlength: 100 }),
+    category: input("category", s.category),
+    description: area("description", s.description, { rows: 2 }),
+    doubleOptIn: checkbox("Double opt-in: new subscribers confirm their email before they get a position", s.double_opt_in),
+    validateEmails: checkbox("Refuse disposable email addresses", s.validate_emails),
+    positionOffset: input("position_offset", s.position_offset, { type: "number", min: 0, inputmode: "numeric" }),
+    allowedDomains: area("allowed_domains", s.allowed_domains.join("\n"), { rows: 3, placeholder: "example.com\n*.example.com" }),
+    referral: checkbox("Referral program", s.referral_rewards.enabled),
+    signupPoints: input("signup_points", s.referral_rewards.signup_points, { type: "number", min: 0, inputmode: "numeric" }),
+    referralPoints: input("referral_points", s.referral_rewards.referral_points, { type: "number", min: 0, inputmode: "numeric" }),
+    welcome: checkbox("Send a welcome email", s.welcome_email.enabled),
+    welcomeSubject: input("welcome_subject", s.welcome_email.subject, { required: true }),
+    welcomeBody: area("welcome_body", s.welcome_email.body, { required: true }),
+    confirmationSubject: input("confirmation_subject", s.confirmation_email.subject, { required: true }),
+    confirmationBody: area("confirmation_body", s.confirmation_email.body, { required: true }),
+    webhookUrl: input("webhook_url", s.webhook.url, { type: "url", placeholder: "https://example.com/hooks/waitlist" }),
+    webhookEnabled: checkbox("Send webhooks", s.webhook.enabled),
+    customDomain: input("custom_domain", s.custom_domain, { placeholder: "waitlist.example.com" }),
+  };
+  const checked = (box) => box.querySelector("input").checked;
+  const orNull = (v) => (v.trim() ? v.trim() : null);
+  const error = h("p", { class: "notice error", role: "alert", hidden: true });
+
+  async function save(e) {
+    e.preventDefault();
+    error.hidden = true;
+    const body = {
+      name: f.name.value.trim(),
+      category: orNull(f.category.value),
+      description: orNull(f.description.value),
+      double_opt_in: checked(f.doubleOptIn),
+      validate_emails: checked(f.validateEmails),
+      position_offset: Number(f.positionOffset.value || 0),
+      allowed_domains: f.allowedDomains.value.split(/[\s,]+/).filter(Boolean),
+      referral_rewards: { enabled: checked(f.referral), signup_points: Number(f.signupPoints.value || 0), referral_points: Number(f.referralPoints.value || 0) },
+      welcome_email: { enabled: checked(f.welcome), subject: f.welcomeSubject.value, body: f.welcomeBody.value },
+      confirmation_email: { subject: f.confirmationSubject.value, body: f.confirmationBody.value },
+      webhook: { url: orNull(f.webhookUrl.value), enabled: checked(f.webhookEnabled) },
+      custom_domain: orNull(f.customDomain.value),
+    };
+    try {
+      await api("PATCH", `${wl(key)}/settings`, body);
+      announce("Settings saved.");
+    } catch (err) {
+      error.textContent = err.message;
+      error.hidden = false;
+      error.scrollIntoView({ block: "center" });
+    }
+  }
+
+  return h(
+    "div",
+    {},
+    waitlistHeader(key, s.name, "/settings"),
+    h(
+      "form",
+      { class: "settings", onsubmit: save },
+      h(
+        "section",
+        { class: "card" },
+        h("h2", {}, "General"),
+        h("dl", { class: "facts" }, h("dt", {}, "Waitlist key"), h("dd", {}, h("code", {}, s.key)), h("dt", {}, "Slug"), h("dd", {}, h("code", {}, s.slug))),
+        field("Name", f.name),
+        field("Category", f.category),
+        field("Internal description", f.description, "Not shown publicly."),
+        f.doubleOptIn,
+        f.validateEmails,
+        field("Position offset", f.positionOffset, "Added to every public position (inflated_position)."),
+      ),
+      h(
+        "section",
+        { class: "card" },
+        h("h2", {}, "Referral program"),
+        f.referral,
+        h("div", { class: "row" }, field("Points for signing up", f.signupPoints), field("Points per referral", f.referralPoints)),
+      ),
+      h(
+        "section",
+        { class: "card" },
+        h("h2", {}, "Forms and domains"),
+        field("Allowed domains for your own forms", f.allowedDomains, "One per line; *.example.com allows subdomains. Forms posting from elsewhere are refused."),
+        field("Custom domain", f.customDomain, "Point its DNS at this server; your published page is served at its root."),
+      ),
+      h(
+        "section",
+        { class: "card" },
+        h("h2", {}, "Emails"),
+        f.welcome,
+        field("Welcome subject", f.welcomeSubject),
+        field("Welcome body", f.welcomeBody, "Placeholders: {{name}}, {{position}}, {{inflated_position}}, {{referral_link}}, {{status_link}}, {{waitlist_name}}."),
+        field("Confirmation subject", f.confirmationSubject),
+        field("Confirmation body", f.confirmationBody, "Sent with double opt-in; {{confirm_link}} is the link to confirm."),
+      ),
+      h("section", { class: "card" }, h("h2", {}, "Webhooks"), field("Webhook URL", f.webhookUrl), f.webhookEnabled, webhookTools(key, s.webhook.signing_secret)),
+      error,
+      h("div", { class: "actions sticky" }, h("button", { type: "submit", class: "primary" }, "Save settings")),
+    ),
+    h(
+      "section",
+      { class: "card" },
+      h("h2", {}, "Waitlist API key"),
+      h("p", {}, "A key that works for this waitlist only (Growth and higher plans), e.g. for your own site's backend. Generating a new one revokes the previous one."),
+      h(
+        "button",
+        {
+          type: "button",
+          onclick: async () => {
+            if (!(await confirmDialog("Generate a new waitlist key?", "The current waitlist key stops working at once.", "Generate"))) return;
+            try {
+              const { data } = await api("POST", `${wl(key)}/api-key`);
+              await showSecret("New waitlist API key", "Copy it now: it is shown only once.", data.api_key.api_key);
+            } catch (err) {
+              announce(err.message, "error");
+            }
+          },
+        },
+        "Generate a new key",
+      ),
+    ),
+  );
+}
+
+/** The signing secret (hidden until asked), a test delivery and secret rotation. */
+function webhookTools(key, initialSecret) {
+  let secret = initialSecret;
+  const shown = h("code", { class: "secret-value", hidden: true });
+  const toggle = h("button", { type: "button", "aria-expanded": "false", onclick: () => reveal(shown.hidden) }, "Show signing secret");
+  const reveal = (show) => {
+    shown.textContent = show ? secret : "";
+    shown.hidden = !show;
+    toggle.textContent = show ? "Hide signing secret" : "Show signing secret";
+    toggle.setAttribute("aria-expanded", String(show));
+  };
+  const result = h("p", { class: "notice", role: "status", hidden: true });
+  const test = h(
+    "button",
+    {
+      type: "button",
+      onclick: async () => {
+        test.disabled = true;
+        result.hidden = true;
+        try {
+          const { data } = await api("POST", `${wl(key)}/settings/webhook/test`);
+          result.textContent = data.delivered
+            ? `Test event ${data.event_id} delivered (HTTP ${data.status}, ${data.duration_ms} ms).`
+            : `Test event not delivered: ${data.error ?? `HTTP ${data.status}`}.`;
+          result.className = `notice ${data.delivered ? "success" : "error"}`;
+        } catch (err) {
+          result.textContent = err.message;
+          result.className = "notice error";
+        } finally {
+          result.hidden = false;
+          test.disabled = false;
+        }
+      },
+    },
+    "Send test event",
+  );
+  const rotate = h(
+    "button",
+    {
+      type: "button",
+      onclick: async () => {
+        if (!(await confirmDialog("Rotate the signing secret?", "Events are signed with the new secret from now on; update your receiver.", "Rotate"))) return;
+        try {
+          secret = (await api("POST", `${wl(key)}/settings/webhook/rotate-secret`)).data.signing_secret;
+          reveal(true);
+          announce("Signing secret rotated.");
+        } catch (err) {
+          announce(err.message, "error");
+        }
+      },
+    },
+    "Rotate secret",
+  );
+  return h("div", { class: "webhook-tools" }, h("div", { class: "actions" }, toggle, test, rotate), shown, result, h("p", { class: "hint" }, "Save the URL first; the test event goes to the saved URL."));
+}

@@ -1,0 +1,322 @@
+// The dashboard (DESIGN §9, issue 9) in real Chromium, against the real server: a team runs its launch
+// with only an account key. Screenshots (desktop and phone) go to test/artifacts/ for a person to look at.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { mkdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import type { Browser, BrowserContext, Locator, Page } from "playwright-core";
+import { startServer, until, type TestServer } from "./support/server";
+import { launchBrowser } from "./support/browser";
+import { startFakeModel, startReceiver, type FakeModel, type Receiver } from "./support/peers";
+
+const ARTIFACTS = join(import.meta.dir, "artifacts");
+const PHONE = { width: 390, height: 844 };
+let s: TestServer; // rate limits off
+let limited: TestServer; // default limits
+let browser: Browser;
+let hooks: Receiver;
+let model: FakeModel;
+beforeAll(async () => {
+  hooks = startReceiver();
+  model = startFakeModel();
+  const ai = { AI_BASE_URL: model.url, AI_API_KEY: "sk-test", AI_MODEL: "test-model" };
+  [s, limited, browser] = await Promise.all([startServer({ env: { RATE_LIMITS: "off", ...ai } }), startServer(), launchBrowser()]);
+  mkdirSync(ARTIFACTS, { recursive: true });
+});
+afterAll(async () => {
+  await browser?.close();
+  await Promise.all([s?.stop(), limited?.stop()]);
+  hooks?.stop();
+  model?.stop();
+});
+
+const uniq = () => Math.random().toString(36).slice(2, 8);
+
+interface Session {
+  context: BrowserContext;
+  page: Page;
+  /** Console errors, uncaught exceptions and CSP violations. */
+  problems: string[];
+  offsite: string[];
+}
+
+/** A browser tab on `server`'s dashboard; off-site requests are refused and recorded. */
+async function open(server: TestServer, viewport = { width: 1280, height: 900 }): Promise<Session> {
+  const context = await browser.newContext({ viewport, acceptDownloads: true });
+  const page = await context.newPage();
+  const problems: string[] = [];
+  const offsite: string[] = [];
+  page.on("console", (m) => m.type() === "error" && !/status of 4\d\d/.test(m.text()) && problems.push(m.text()));
+  page.on("pageerror", (e) => problems.push(e.message));
+  await page.route("**/*", (route) => {
+    const host = new URL(route.request().url()).hostname;
+    if (host === "127.0.0.1" || route.request().url().startsWith("blob:")) return route.continue();
+    offsite.push(route.request().url());
+    return route.abort();
+  });
+  await page.goto(`${server.url}/dashboard`);
+  return { context, page, problems, offsite };
+}
+
+async function signIn(t: Session, key: string) {
+  await t.page.getByLabel("Account API key").fill(key);
+  await t.page.getByRole("button", { name: "Sign in" }).click();
+  await t.page.getByRole("heading", { name: "Waitlists", level: 1 }).waitFor();
+}
+
+// waiting assertions over the live page (each polls with a deadline)
+const SEE_MS = 5_000;
+const hasText = (l: Locator, text: string) => until(async () => (await l.first().textContent({ timeout: 500 }).catch(() => null))?.trim() === text, SEE_MS, `text "${text}"`);
+const contains = (l: Locator, text: string) => until(async () => (await l.first().textContent({ timeout: 500 }).catch(() => null))?.includes(text), SEE_MS, `text containing "${text}"`);
+const hasAttr = (l: Locator, name: string, value: string) => until(async () => (await l.getAttribute(name, { timeout: 500 }).catch(() => null)) === value, SEE_MS, `${name}="${value}"`);
+const hasCount = (l: Locator, n: number) => until(async () => (await l.count()) === n, SEE_MS, `${n} elements`);
+
+const shot = (t: Session, name: string) => t.page.screenshot({ path: join(ARTIFACTS, `dashboard-${name}.png`), fullPage: true });
+
+describe("the launch journey", () => {
+  test("sign in, create a waitlist, publish its page, a visitor signs up, see them in the table and the chart, move them up, export CSV", async () => {
+    const { key, username } = await s.account("growth");
+    const t = await open(s);
+    await signIn(t, key);
+    await contains(t.page.locator("#account"), username);
+    await contains(t.page.locator("#account"), "Growth");
+    expect(await t.page.evaluate(() => sessionStorage.getItem("waitlist.apiKey"))).toBe(key);
+    await shot(t, "1-waitlists-empty");
+
+    // create a waitlist with the referral program on
+    const name = `Launch ${uniq()}`;
+    await t.page.getByLabel("Name", { exact: true }).fill(name);
+    await t.page.getByRole("button", { name: "Create waitlist" }).click();
+    await t.page.getByRole("heading", { name, level: 1 }).waitFor();
+    const waitlistKey = decodeURIComponent(new URL(t.page.url()).hash.split("/")[2]);
+    const settings = (await s.request("GET", `/api/v1/waitlist/${waitlistKey}/settings`, { key })).body.data.settings;
+    expect(settings.referral_rewards).toEqual({ enabled: true, signup_points: 50, referral_points: 30 });
+
+    // landing page: draft with a live preview, then publish
+    await t.page.getByRole("link", { name: "Landing page" }).click();
+    await t.page.getByLabel("Headline").fill("Ship faster with Rocket");
+    await t.page.getByLabel("Description").first().fill("Early members fly first.");
+    const preview = t.page.frameLocator("iframe.preview-frame");
+    await hasText(preview.locator("h1"), "Ship faster with Rocket");
+    await t.page.getByRole("button", { name: "Create draft" }).click();
+    await contains(t.page.locator(".page-status"), "draft");
+    await t.page.getByRole("button", { name: "Publish" }).click();
+    await contains(t.page.locator(".page-status"), "published");
+    const hostedUrl = await t.page.locator(".page-status a").getAttribute("href");
+    expect(hostedUrl).toMatch(/\/p\/launch-/);
+    await shot(t, "2-landing-page");
+
+    // two visitors sign up through the hosted page (its own origin, no dashboard involved)
+    for (const email of ["ada@example.com", "bob@example.com"]) {
+      const visitor = await browser.newContext();
+      const p = await visitor.newPage();
+      await p.goto(hostedUrl!); // BASE_URL (localhost): the form action accepts its own origin
+      await p.getByLabel("Email").fill(email);
+      await p.getByRole("button", { name: "Join the waitlist" }).click();
+      await p.waitForURL(/\/t\//);
+      await visitor.close();
+    }
+
+    // the overview: counters, chart, table
+    await t.page.getByRole("link", { name: "Overview" }).click();
+    await hasText(t.page.locator('[data-counter="subscribers"] strong'), "2");
+    const chart = t.page.locator(".chart svg");
+    await hasAttr(chart, "data-sign-ups", "2");
+    // both visitors came from one IP with one User-Agent: one view (DESIGN §4 dedupe)
+    expect(await chart.getAttribute("data-views")).toBe("1");
+    expect(await t.page.locator(".chart .bar").count()).toBe(30);
+    await t.page.getByRole("button", { name: "90 days" }).click();
+    await hasCount(t.page.locator(".chart .bar"), 90);
+    const rows = t.page.locator("table.subscribers tbody tr");
+    await hasCount(rows, 2);
+    // newest first by default
+    expect(await rows.nth(0).getAttribute("data-email")).toBe("bob@example.com");
+
+    // sort by position: ada is #1; give bob 500 points and he moves to #1
+    await t.page.getByLabel("Sort by").selectOption("position");
+    await hasAttr(rows.nth(0), "data-email", "ada@example.com");
+    await hasText(rows.nth(0).locator("td").first(), "1");
+    await t.page.getByRole("button", { name: "Edit bob@example.com" }).click();
+    await t.page.getByLabel("Points").fill("500");
+    await t.page.getByLabel("Add a tag").fill("vip");
+    await t.page.getByRole("button", { name: "Save" }).click();
+    await hasAttr(rows.nth(0), "data-email", "bob@example.com");
+    await hasText(rows.nth(0).locator("td").first(), "1");
+    await contains(rows.nth(0), "vip");
+    const bob = (await s.request("GET", `/api/v1/waitlist/${waitlistKey}/subscribers/bob@example.com`, { key })).body.data.subscriber;
+    expect([bob.position, bob.points, bob.tags.map((x: any) => x.name)]).toEqual([1, 500, ["vip"]]);
+
+    // search and tag filter
+    await t.page.getByLabel("Search").fill("ada");
+    await hasCount(rows, 1);
+    await t.page.getByLabel("Search").fill("");
+    await hasCount(rows, 2);
+    await t.page.getByLabel("Tag").selectOption({ label: "vip" });
+    await hasCount(rows, 1);
+    await t.page.getByLabel("Tag").selectOption({ label: "All" });
+    await hasCount(rows, 2);
+    await shot(t, "3-overview-desktop");
+
+    // CSV export: the download holds both subscribers in position order
+    const [download] = await Promise.all([t.page.waitForEvent("download"), t.page.getByRole("button", { name: "Export CSV" }).click()]);
+    const csv = readFileSync((await download.path())!, "utf8").trim().split(/\r?\n/);
+    expect(csv[0].split(",").slice(0, 2)).toEqual(["id", "email"]);
+    expect(csv.slice(1).map((line) => line.split(",")[1])).toEqual(["bob@example.com", "ada@example.com"]);
+
+    // delete with a confirmation
+    await t.page.getByRole("button", { name: "Delete ada@example.com" }).click();
+    await t.page.getByRole("dialog").getByRole("button", { name: "Delete" }).click();
+    await hasCount(rows, 1);
+    await hasText(t.page.locator('[data-counter="subscribers"] strong'), "1");
+    expect((await s.request("GET", `/api/v1/waitlist/${waitlistKey}/subscribers/ada@example.com`, { key })).status).toBe(404);
+
+    // the same page on a phone
+    await t.page.setViewportSize(PHONE);
+    await shot(t, "4-overview-phone");
+    const overflow = await t.page.evaluate<number>("document.documentElement.scrollWidth - document.documentElement.clientWidth");
+    expect(overflow).toBeLessThanOrEqual(0);
+
+    expect(t.problems).toEqual([]);
+    expect(t.offsite).toEqual([]);
+    await t.context.close();
+  });
+});
+
+describe("signing in and out", () => {
+  test("a wrong key and a per-waitlist key are refused with a readable message; sign out clears the key from the tab", async () => {
+    const { key } = await s.account("growth");
+    const w = (await s.request("POST", "/api/v1/waitlists", { key, body: { name: `Keys ${uniq()}` } })).body.data.waitlist;
+    const waitlistKey = (await s.request("POST", `/api/v1/waitlist/${w.key}/api-key`, { key })).body.data.api_key.api_key;
+    const t = await open(s);
+    for (const wrong of ["wl_acct_not-a-real-key", waitlistKey]) {
+      await t.page.getByLabel("Account API key").fill(wrong);
+      await t.page.getByRole("button", { name: "Sign in" }).click();
+      await contains(t.page.getByRole("alert"), "That key was not accepted. Use an account API key");
+      expect(await t.page.evaluate(() => sessionStorage.getItem("waitlist.apiKey"))).toBeNull();
+    }
+    // keyboard only: the key field has focus, Enter submits
+    await t.page.getByLabel("Account API key").fill("");
+    await t.page.keyboard.type(key);
+    await t.page.keyboard.press("Enter");
+    await t.page.getByRole("heading", { name: "Waitlists", level: 1 }).waitFor();
+    // a reload keeps the session (sessionStorage), and the key never appears in the page
+    await t.page.reload();
+    await t.page.getByRole("heading", { name: "Waitlists", level: 1 }).waitFor();
+    expect(await t.page.content()).not.toContain(key);
+    await t.page.getByRole("button", { name: "Sign out" }).click();
+    await t.page.getByRole("button", { name: "Sign in" }).waitFor();
+    expect(await t.page.evaluate(() => sessionStorage.length)).toBe(0);
+    await t.page.reload();
+    await t.page.getByRole("button", { name: "Sign in" }).waitFor();
+    expect(t.problems).toEqual([]);
+    await t.context.close();
+  });
+});
+
+describe("settings", () => {
+  test("every field saves through PATCH; the webhook secret shows on demand; a test event reaches the receiver; a new waitlist key is shown once and works", async () => {
+    const { key } = await s.account("growth");
+    const w = (await s.request("POST", "/api/v1/waitlists", { key, body: { name: `Settings ${uniq()}` } })).body.data.waitlist;
+    const t = await open(s);
+    await signIn(t, key);
+    await t.page.goto(`${s.url}/dashboard#/w/${w.key}/settings`);
+    await t.page.getByRole("heading", { name: "Webhooks" }).waitFor();
+    const secret = (await s.request("GET", `/api/v1/waitlist/${w.key}/settings`, { key })).body.data.settings.webhook.signing_secret;
+    expect(await t.page.content()).not.toContain(secret);
+
+    await t.page.getByLabel("Category").fill("Developer tools");
+    await t.page.getByText("Double opt-in: new subscribers confirm").click();
+    await t.page.getByLabel("Position offset").fill("100");
+    await t.page.getByLabel("Allowed domains for your own forms").fill("example.com\n*.rocket.dev");
+    await t.page.getByLabel("Points per referral").fill("40");
+    await t.page.getByLabel("Welcome subject").fill("Welcome aboard, {{name}}");
+    await t.page.getByLabel("Webhook URL").fill(hooks.url);
+    await t.page.getByText("Send webhooks").click();
+    await t.page.getByRole("button", { name: "Save settings" }).click();
+    await contains(t.page.locator("#status"), "Settings saved.");
+    const saved = (await s.request("GET", `/api/v1/waitlist/${w.key}/settings`, { key })).body.data.settings;
+    expect(saved).toMatchObject({
+      category: "Developer tools",
+      double_opt_in: true,
+      position_offset: 100,
+      allowed_domains: ["example.com", "*.rocket.dev"],
+      referral_rewards: { enabled: false, signup_points: 50, referral_points: 40 },
+      welcome_email: { subject: "Welcome aboard, {{name}}" },
+      webhook: { url: hooks.url, enabled: true },
+    });
+
+    await t.page.getByRole("button", { name: "Show signing secret" }).click();
+    await hasText(t.page.locator(".secret-value"), secret);
+    await t.page.getByRole("button", { name: "Hide signing secret" }).click();
+    expect(await t.page.locator(".secret-value").isHidden()).toBe(true);
+
+    await t.page.getByRole("button", { name: "Send test event" }).click();
+    await contains(t.page.locator(".webhook-tools .notice"), "delivered (HTTP 200");
+    const delivery = await until(() => hooks.deliveries.find((d) => d.body?.waitlist?.key === w.key));
+    expect(delivery.body.type).toBe("webhook.test");
+
+    await t.page.getByRole("button", { name: "Generate a new key" }).click();
+    await t.page.getByRole("dialog").getByRole("button", { name: "Generate" }).click();
+    const shown = await t.page.getByRole("dialog").getByRole("textbox").inputValue();
+    expect(shown).toMatch(/^wl_/);
+    await shot(t, "5-settings-new-key");
+    await t.page.getByRole("button", { name: "Done" }).click();
+    expect(await t.page.content()).not.toContain(shown);
+    expect((await s.request("GET", `/api/v1/waitlist/${w.key}/settings`, { key: shown })).status).toBe(200);
+    expect(t.problems).toEqual([]);
+    await t.context.close();
+  });
+});
+
+describe("plans, limits and errors", () => {
+  test("on a plan without the subscriber list the overview says so; a rate-limited request shows when to try again", async () => {
+    const { key } = await limited.account("free");
+    const w = (await limited.request("POST", "/api/v1/waitlists", { key, body: { name: `Free ${uniq()}` } })).body.data.waitlist;
+    const t = await open(limited);
+    await signIn(t, key);
+    await t.page.getByRole("link", { name: w.name }).click();
+    await contains(t.page.locator("main"), "Your plan does not include the subscriber list");
+    await hasAttr(t.page.locator(".chart svg"), "data-sign-ups", "0");
+    // the free plan lists waitlists 10 times a minute: use them up, then the dashboard explains the 429
+    for (let i = 0; i < 10; i++) await limited.request("GET", "/api/v1/waitlists", { key });
+    await t.page.getByRole("link", { name: "Waitlists" }).click();
+    await contains(t.page.getByRole("alert"), "Too many requests for your plan's rate limit. Try again in");
+    await shot(t, "6-rate-limited");
+    expect(t.problems).toEqual([]);
+    await t.context.close();
+  });
+});
+
+describe("AI builder", () => {
+  test("generating shows progress while the model works, then the credits drop by one and the preview shows the AI page", async () => {
+    const { key } = await s.account("business", ["--ai-credits", "3"]);
+    const w = (await s.request("POST", "/api/v1/waitlists", { key, body: { name: `AI ${uniq()}` } })).body.data.waitlist;
+    model.next({
+      kind: "json",
+      delayMs: 1_500,
+      page: {
+        title: "Notes for researchers",
+        description: "Calm notes.",
+        style: "calm",
+        primary_color: "#1e3a8a",
+        html: `<section class="hero"><h1>Notes for researchers</h1><form method="post" action="/s/${w.key}"><input type="email" name="email" required><button type="submit">Join</button></form></section>`,
+      },
+    });
+    const t = await open(s);
+    await signIn(t, key);
+    await t.page.goto(`${s.url}/dashboard#/w/${w.key}/page`);
+    await hasText(t.page.locator("[data-credits]").last(), "3");
+    await t.page.getByLabel("Describe your page").fill("A calm page for a note-taking app");
+    await t.page.getByRole("button", { name: "Generate a page" }).click();
+    await contains(t.page.locator(".progress"), "Generating…");
+    await t.page.locator(".ai progress").waitFor();
+    await shot(t, "7-ai-generating");
+    // done: the view reloads as an AI page with one credit less, and the preview renders it
+    await t.page.getByRole("button", { name: "Change the page with AI" }).waitFor({ timeout: 10_000 });
+    await hasText(t.page.locator("[data-credits]").last(), "2");
+    await contains(t.page.locator("#account"), "AI credits: 2");
+    await hasText(t.page.frameLocator("iframe.preview-frame").locator("h1"), "Notes for researchers");
+    expect(await t.page.getByLabel("Headline").isDisabled()).toBe(true);
+    expect(t.problems).toEqual([]);
+    await t.context.close();
+  });
+});
