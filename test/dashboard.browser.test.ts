@@ -116,25 +116,33 @@ describe("the launch journey", () => {
       await visitor.close();
     }
 
-    // the overview: counters, chart, table
+    // a friend of ada's joins through her referral code (over the API)
+    const adaCode = (await s.request("GET", `/api/v1/waitlist/${waitlistKey}/subscribers/ada@example.com`, { key })).body.data.subscriber.referral_code;
+    const carol = await s.request("POST", `/api/v1/waitlist/${waitlistKey}/sign-up`, { key, body: { email: "carol@example.com", metadata: { referred_by: adaCode } } });
+    expect(carol.status).toBe(200);
+
+    // the overview: counters, chart, top referrers, table
     await t.page.getByRole("link", { name: "Overview" }).click();
-    await hasText(t.page.locator('[data-counter="subscribers"] strong'), "2");
+    await hasText(t.page.locator('[data-counter="subscribers"] strong'), "3");
+    await contains(t.page.locator(".referrers li"), "ada@example.com");
+    await contains(t.page.locator(".referrers li"), "1 referral");
     const chart = t.page.locator(".chart svg");
-    await hasAttr(chart, "data-sign-ups", "2");
+    await hasAttr(chart, "data-sign-ups", "3");
     // both visitors came from one IP with one User-Agent: one view (DESIGN §4 dedupe)
     expect(await chart.getAttribute("data-views")).toBe("1");
     expect(await t.page.locator(".chart .bar").count()).toBe(30);
     await t.page.getByRole("button", { name: "90 days" }).click();
     await hasCount(t.page.locator(".chart .bar"), 90);
     const rows = t.page.locator("table.subscribers tbody tr");
-    await hasCount(rows, 2);
+    await hasCount(rows, 3);
     // newest first by default
-    expect(await rows.nth(0).getAttribute("data-email")).toBe("bob@example.com");
+    expect(await rows.nth(0).getAttribute("data-email")).toBe("carol@example.com");
 
-    // sort by position: ada is #1; give bob 500 points and he moves to #1
+    // sort by position: ada (80 points with her referral) is #1; give bob 500 points and he moves to #1
     await t.page.getByLabel("Sort by").selectOption("position");
     await hasAttr(rows.nth(0), "data-email", "ada@example.com");
     await hasText(rows.nth(0).locator("td").first(), "1");
+    await hasAttr(rows.nth(1), "data-email", "bob@example.com");
     await t.page.getByRole("button", { name: "Edit bob@example.com" }).click();
     await t.page.getByLabel("Points").fill("500");
     await t.page.getByLabel("Add a tag").fill("vip");
@@ -149,27 +157,35 @@ describe("the launch journey", () => {
     await t.page.getByLabel("Search").fill("ada");
     await hasCount(rows, 1);
     await t.page.getByLabel("Search").fill("");
-    await hasCount(rows, 2);
+    await hasCount(rows, 3);
     await t.page.getByLabel("Tag").selectOption({ label: "vip" });
     await hasCount(rows, 1);
     await t.page.getByLabel("Tag").selectOption({ label: "All" });
-    await hasCount(rows, 2);
+    await hasCount(rows, 3);
     await shot(t, "3-overview-desktop");
 
     // CSV export: the download holds both subscribers in position order
     const [download] = await Promise.all([t.page.waitForEvent("download"), t.page.getByRole("button", { name: "Export CSV" }).click()]);
     const csv = readFileSync((await download.path())!, "utf8").trim().split(/\r?\n/);
     expect(csv[0].split(",").slice(0, 2)).toEqual(["id", "email"]);
-    expect(csv.slice(1).map((line) => line.split(",")[1])).toEqual(["bob@example.com", "ada@example.com"]);
+    expect(csv.slice(1).map((line) => line.split(",")[1])).toEqual(["bob@example.com", "ada@example.com", "carol@example.com"]);
 
     // delete with a confirmation
     await t.page.getByRole("button", { name: "Delete ada@example.com" }).click();
     await t.page.getByRole("dialog").getByRole("button", { name: "Delete" }).click();
-    await hasCount(rows, 1);
-    await hasText(t.page.locator('[data-counter="subscribers"] strong'), "1");
+    await hasCount(rows, 2);
+    await hasText(t.page.locator('[data-counter="subscribers"] strong'), "2");
     expect((await s.request("GET", `/api/v1/waitlist/${waitlistKey}/subscribers/ada@example.com`, { key })).status).toBe(404);
 
-    // the same page on a phone
+    // unpublish takes the page offline
+    await t.page.getByRole("link", { name: "Landing page" }).click();
+    await t.page.getByRole("button", { name: "Unpublish" }).click();
+    await contains(t.page.locator(".page-status"), "unpublished");
+    expect((await fetch(hostedUrl!)).status).toBe(404);
+
+    // the overview on a phone
+    await t.page.getByRole("link", { name: "Overview" }).click();
+    await hasText(t.page.locator('[data-counter="subscribers"] strong'), "2");
     await t.page.setViewportSize(PHONE);
     await shot(t, "4-overview-phone");
     const overflow = await t.page.evaluate<number>("document.documentElement.scrollWidth - document.documentElement.clientWidth");
@@ -177,6 +193,35 @@ describe("the launch journey", () => {
 
     expect(t.problems).toEqual([]);
     expect(t.offsite).toEqual([]);
+    await t.context.close();
+  });
+});
+
+describe("pages and the keyboard", () => {
+  test("25 subscribers make two pages of 20 and 5; a dialog opened from the keyboard closes with Escape and changes nothing", async () => {
+    const { key } = await s.account("growth");
+    const w = (await s.request("POST", "/api/v1/waitlists", { key, body: { name: `Pages ${uniq()}` } })).body.data.waitlist;
+    for (let i = 1; i <= 25; i++) expect((await s.request("POST", `/api/v1/waitlist/${w.key}/sign-up`, { key, body: { email: `p${i}@example.com` } })).status).toBe(200);
+    const t = await open(s);
+    await signIn(t, key);
+    await t.page.goto(`${s.url}/dashboard#/w/${w.key}`);
+    const rows = t.page.locator("table.subscribers tbody tr");
+    await hasCount(rows, 20);
+    await contains(t.page.locator(".page-of"), "Page 1 of 2 · 25 total");
+    await t.page.getByRole("button", { name: "Next" }).click();
+    await hasCount(rows, 5);
+    await contains(t.page.locator(".page-of"), "Page 2 of 2");
+    expect(await t.page.getByRole("button", { name: "Next" }).isDisabled()).toBe(true);
+
+    const del = t.page.getByRole("button", { name: `Delete ${await rows.nth(0).getAttribute("data-email")}` });
+    await del.focus();
+    await t.page.keyboard.press("Enter");
+    await t.page.getByRole("dialog").waitFor();
+    await t.page.keyboard.press("Escape");
+    await until(async () => (await t.page.getByRole("dialog").count()) === 0, 5_000, "dialog closed");
+    await hasCount(rows, 5);
+    expect((await s.request("GET", `/api/v1/waitlist/${w.key}/stats`, { key })).body.data.subscribers_total).toBe(25);
+    expect(t.problems).toEqual([]);
     await t.context.close();
   });
 });

@@ -1,11 +1,13 @@
 // Cron jobs (DESIGN §1, §6): leases so one instance runs a job at a time, and the pruning they do
-// (rate-limit windows kept an hour, delivered outbox rows 30 days, view dedupe rows until they expire).
+// (rate-limit windows kept an hour, delivered outbox rows 30 days, view dedupe rows and dashboard previews
+// until they expire).
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { sql } from "drizzle-orm";
 import type { Db } from "../src/db/client";
 import { takeLease } from "../src/jobs";
 import { pruneRateLimits } from "../src/http/rate-limit";
 import { pruneSent } from "../src/outbox/store";
+import { prunePreviews } from "../src/landing/preview";
 import { scratchDatabase } from "./support/db";
 
 let db: Db;
@@ -45,4 +47,12 @@ test("delivered outbox rows are kept 30 days; pending and failed rows are never 
   await pruneSent(db, now);
   const left = await db.all<{ id: string }>(sql`SELECT id FROM outbox ORDER BY id`);
   expect(left.map((r) => r.id)).toEqual(["failed-old", "pending-old", "sent-new"]);
+});
+
+test("dashboard previews are pruned once expired", async () => {
+  const now = Date.now();
+  await db.run(sql`INSERT INTO landing_previews (token, waitlist_id, page, expires_at) VALUES ('gone', 'w', '{}', ${now}), ('live', 'w', '{}', ${now + 1})`);
+  await prunePreviews(db, now);
+  const left = await db.all<{ token: string }>(sql`SELECT token FROM landing_previews`);
+  expect(left.map((r) => r.token)).toEqual(["live"]);
 });
