@@ -66,3 +66,17 @@ test("positions and select-by-rank agree with sorting, across blocks, after inse
   }
   expect(await keyAtRank(db, "w", expected.length)).toBeNull();
 });
+
+test("a waitlist's version changes with its settings, not with its counters", async () => {
+  const version = async () => (await db.all<{ version: number }>(sql`SELECT version FROM waitlists WHERE id = 'w'`))[0].version;
+  const start = await version();
+  await db.run(sql`UPDATE waitlists SET name = 'renamed' WHERE id = 'w'`);
+  expect(await version()).toBe(start + 1);
+  await db.run(sql`UPDATE waitlists SET views_count = views_count + 1 WHERE id = 'w'`);
+  await db.run(sql`INSERT INTO subscribers (id, waitlist_id, email, status, deliverability, points, seq, referral_code, sign_up_token, joined_with, joined_at, updated_at)
+    VALUES ('v1', 'w', 'v1@x.io', 'confirmed', 'unknown', 0, 999999, 'cv1', 'tv1', 'api', 0, 0)`);
+  await db.run(sql`DELETE FROM subscribers WHERE id = 'v1'`);
+  expect(await version()).toBe(start + 1);
+  await db.run(sql`UPDATE waitlists SET signing_secret = 'rotated' WHERE id = 'w'`);
+  expect(await version()).toBe(start + 2);
+});

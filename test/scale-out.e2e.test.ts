@@ -69,6 +69,23 @@ test("positions agree on both instances after changes made on either", async () 
   expect(fromA.length).toBe(11);
 });
 
+test("a settings change through one instance applies at once on the other (each keeps the waitlist row only while its version matches)", async () => {
+  const { key, path } = await setup();
+  // both instances have used the waitlist (and keep its row)
+  for (const s of [a, b]) expect((await s.request("POST", `${path}/sign-up`, { key, body: { email: `warm-${uniq()}@example.com` } })).body.is_pending_confirmation).toBe(false);
+  expect((await a.request("PATCH", `${path}/settings`, { key, body: { double_opt_in: true, position_offset: 7 } })).status).toBe(200);
+  const signUp = await b.request("POST", `${path}/sign-up`, { key, body: { email: `after-${uniq()}@example.com` } });
+  expect(signUp.body.is_pending_confirmation).toBe(true);
+  expect((await b.request("GET", `${path}/settings`, { key })).body.data.settings.position_offset).toBe(7);
+  // counters are read fresh, not from the kept row
+  const stats = await Promise.all([a, b].map(async (s) => (await s.request("GET", `${path}/stats`, { key })).body.data.subscribers_total));
+  expect(stats).toEqual([2, 2]);
+  await a.request("POST", `${path}/sign-up`, { key, body: { email: `third-${uniq()}@example.com` } });
+  expect((await a.request("PATCH", `${path}/settings`, { key, body: { double_opt_in: false } })).status).toBe(200);
+  await b.request("POST", `${path}/sign-up`, { key, body: { email: `fourth-${uniq()}@example.com` } });
+  expect((await b.request("GET", `${path}/stats`, { key })).body.data.subscribers_total).toBe(3);
+});
+
 test("a page change through one instance is live on the other at once (no stale cache)", async () => {
   const { key, w, path } = await setup();
   await a.request("POST", `${path}/landing-page/publish`, { key });
@@ -97,7 +114,7 @@ test("each webhook attempt is made once, by one instance: a failed first attempt
 });
 
 test("each email is sent once, whichever instance took the sign-up, retries included", async () => {
-  const { key, path } = await setup();
+  const { key, w, path } = await setup();
   await a.request("PATCH", `${path}/settings`, { key, body: { double_opt_in: true } });
   smtp.failNext(2);
   const emails = Array.from({ length: 6 }, (_, i) => `mail${i}-${uniq()}@example.com`);
@@ -105,8 +122,9 @@ test("each email is sent once, whichever instance took the sign-up, retries incl
   const db = createClient({ url: a.dbUrl, timeout: 5_000 });
   // the two refused sends are retried by whichever instance's job claims them first
   await until(async () => {
-    await db.execute("UPDATE outbox SET next_attempt_at = 0 WHERE kind = 'email' AND status = 'pending' AND attempts > 0");
-    return (await db.execute("SELECT count(*) AS n FROM outbox WHERE kind = 'email' AND status = 'sent'")).rows[0].n as number >= 6;
+    await db.execute({ sql: "UPDATE outbox SET next_attempt_at = 0 WHERE kind = 'email' AND status = 'pending' AND attempts > 0 AND waitlist_id = ?", args: [w.id] });
+    const sent = await db.execute({ sql: "SELECT count(*) AS n FROM outbox WHERE kind = 'email' AND status = 'sent' AND waitlist_id = ?", args: [w.id] });
+    return (sent.rows[0].n as number) >= 6;
   }, 20_000, "all confirmation emails sent");
   db.close();
   for (const email of emails) expect(smtp.messages.filter((m) => JSON.stringify(m.to).includes(email))).toHaveLength(1);

@@ -37,7 +37,7 @@ export function analyticsRoutes(deps: { db: Db; config: Config; api: ReturnType<
         detail: { tags: ["Analytics"], summary: "Log a landing-page view", description: "Counted once per visitor per 24 hours." },
       },
     )
-    .get("/stats", ({ auth }) => ({ success: true, data: stats(auth.waitlist!) }), {
+    .get("/stats", async ({ auth }) => ({ success: true, data: await stats(db, auth.waitlist!) }), {
       api: { key: "any", bucket: "analytics" },
       params: Params,
       response: {

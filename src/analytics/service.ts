@@ -1,8 +1,9 @@
 // Page views (DESIGN §4 Analytics): one per visitor per 24 h; a visitor without an id is a salted daily hash of IP and UA.
 import { createHmac } from "node:crypto";
-import { sql } from "drizzle-orm";
+import { eq, sql } from "drizzle-orm";
 import { dayOf, now, sha256Hex, token } from "../clock";
 import type { Db } from "../db/client";
+import { waitlists } from "../db/schema";
 import type { Waitlist } from "../http/api";
 import { badRequest } from "../http/errors";
 
@@ -53,8 +54,15 @@ export async function logView(db: Db, waitlistId: string, visitor: string, at = 
 
 export const pruneViewDedupe = (db: Db, at = now()) => db.run(sql`DELETE FROM view_dedupe WHERE expires_at <= ${at}`);
 
-export function stats(waitlist: Waitlist) {
-  return { subscribers_total: waitlist.subscribersCount, views_total: waitlist.viewsCount, referral_program_enabled: waitlist.referralEnabled };
+/** A waitlist's confirmed subscribers and views as they are now (a request's `Waitlist` leaves counters out). */
+export async function countersOf(db: Db, waitlistId: string): Promise<{ subscribers: number; views: number }> {
+  const [row] = await db.select({ subscribers: waitlists.subscribersCount, views: waitlists.viewsCount }).from(waitlists).where(eq(waitlists.id, waitlistId));
+  return row ?? { subscribers: 0, views: 0 };
+}
+
+export async function stats(db: Db, waitlist: Waitlist) {
+  const counters = await countersOf(db, waitlist.id);
+  return { subscribers_total: counters.subscribers, views_total: counters.views, referral_program_enabled: waitlist.referralEnabled };
 }
 
 /** DESIGN §9: the last `days` UTC dates, oldest first, zero-filled. */

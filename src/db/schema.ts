@@ -61,6 +61,11 @@ export const waitlists = sqliteTable(
     /** Confirmation sequence: the next confirmed subscriber takes last_seq + 1 (rank tie-break). */
     lastSeq: integer("last_seq").notNull().default(0),
     viewsCount: integer("views_count").notNull().default(0),
+    /**
+     * Bumped by a trigger (drizzle/0007) on every change but the counters' own: each request reads it
+     * with its key, and each instance's copy of the waitlist row is good while it matches.
+     */
+    version: integer("version").notNull().default(1),
     createdAt: integer("created_at").notNull(),
     updatedAt: integer("updated_at").notNull(),
   },

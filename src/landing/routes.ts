@@ -29,7 +29,7 @@ export function landingRoutes(deps: { db: Db; config: Config; api: ReturnType<ty
         detail: { tags: ["Landing pages"], summary: "Create the landing page", description: "Creates a draft. Unknown keys are refused with the list of allowed keys; text is plain (HTML is refused)." },
       },
     )
-    .get("", async ({ auth }) => ({ success: true, data: { landing_page: pageView(await findPage(db, auth.waitlist!.id), auth.waitlist!, auth, config.baseUrl) } }), {
+    .get("", async ({ auth }) => ({ success: true, data: { landing_page: await pageView(db, await findPage(db, auth.waitlist!.id), auth.waitlist!, auth, config.baseUrl) } }), {
       api: { key: "any", bucket: "landing_get", landing: true },
       params,
       response: { 200: PageResponse, ...errorResponses(401, 403, 404, 429, 503) },
@@ -37,7 +37,7 @@ export function landingRoutes(deps: { db: Db; config: Config; api: ReturnType<ty
     })
     .patch(
       "",
-      async ({ auth, body }) => ({ success: true, data: { landing_page: pageView(await patchPage(db, auth.waitlist!, body), auth.waitlist!, auth, config.baseUrl) } }),
+      async ({ auth, body }) => ({ success: true, data: { landing_page: await pageView(db, await patchPage(db, auth.waitlist!, body), auth.waitlist!, auth, config.baseUrl) } }),
       {
         api: { key: "any", bucket: "landing_update", landing: true },
         params,

@@ -8,6 +8,7 @@ import { AppError, badRequest, conflict, notFound } from "../http/errors";
 import { isUniqueViolation } from "../db/errors";
 import { planOf } from "../account/plans";
 import { parseBackground } from "./background";
+import { countersOf } from "../analytics/service";
 import { DEFAULT_BUTTON, HEADLINE, type CreatePageInput, type PatchPageInput } from "./model";
 
 export type Page = typeof landingPages.$inferSelect;
@@ -93,8 +94,9 @@ export function hostedPageUrl(page: Pick<Page, "status"> | undefined, w: Pick<Wa
   return `${baseUrl}/p/${w.slug}`;
 }
 
-export function pageView(page: Page, w: Waitlist, auth: Auth, baseUrl: string) {
+export async function pageView(db: Db, page: Page, w: Waitlist, auth: Auth, baseUrl: string) {
   const ai = page.pageType === "ai";
+  const counters = await countersOf(db, w.id);
   const s = JSON.parse(page.seo) as Record<string, any>;
   return {
     id: page.id,
@@ -110,7 +112,7 @@ export function pageView(page: Page, w: Waitlist, auth: Auth, baseUrl: string) {
     theme: page.theme,
     seo: { title: s.title ?? null, description: s.description ?? null, keywords: s.keywords ?? [], og_title: s.og_title ?? null, og_description: s.og_description ?? null },
     hosted_page_url: hostedPageUrl(page, w, baseUrl),
-    analytics: { views: w.viewsCount, sign_ups: w.subscribersCount },
+    analytics: { views: counters.views, sign_ups: counters.subscribers },
     ...(ai ? { ai: { credits_remaining: planOf(auth.account.plan).hasAi ? auth.account.aiCredits : 0, last_generated_at: page.lastGeneratedAt } } : {}),
   };
 }
