@@ -70,6 +70,22 @@ const contains = (l: Locator, text: string) => until(async () => (await l.first(
 const hasAttr = (l: Locator, name: string, value: string) => until(async () => (await l.getAttribute(name, { timeout: 500 }).catch(() => null)) === value, SEE_MS, `${name}="${value}"`);
 const hasCount = (l: Locator, n: number) => until(async () => (await l.count()) === n, SEE_MS, `${n} elements`);
 
+/** An account on `plan` with one waitlist, and a tab signed in to its dashboard. */
+async function teamWithWaitlist(server: TestServer, plan: string, name: string, extra: string[] = []) {
+  const { key } = await server.account(plan, extra);
+  const w = (await server.request("POST", "/api/v1/waitlists", { key, body: { name: `${name} ${uniq()}` } })).body.data.waitlist;
+  const t = await open(server);
+  await signIn(t, key);
+  return { key, w, t };
+}
+
+/** Nothing went wrong in the page: no console error, no CSP violation, no off-site request. */
+async function finish(t: Session) {
+  expect(t.problems).toEqual([]);
+  expect(t.offsite).toEqual([]);
+  await t.context.close();
+}
+
 const shot = (t: Session, name: string) => t.page.screenshot({ path: join(ARTIFACTS, `dashboard-${name}.png`), fullPage: true });
 
 describe("the launch journey", () => {
@@ -191,19 +207,14 @@ describe("the launch journey", () => {
     const overflow = await t.page.evaluate<number>("document.documentElement.scrollWidth - document.documentElement.clientWidth");
     expect(overflow).toBeLessThanOrEqual(0);
 
-    expect(t.problems).toEqual([]);
-    expect(t.offsite).toEqual([]);
-    await t.context.close();
+    await finish(t);
   });
 });
 
 describe("pages and the keyboard", () => {
   test("25 subscribers make two pages of 20 and 5; a dialog opened from the keyboard closes with Escape and changes nothing", async () => {
-    const { key } = await s.account("growth");
-    const w = (await s.request("POST", "/api/v1/waitlists", { key, body: { name: `Pages ${uniq()}` } })).body.data.waitlist;
+    const { key, w, t } = await teamWithWaitlist(s, "growth", "Pages");
     for (let i = 1; i <= 25; i++) expect((await s.request("POST", `/api/v1/waitlist/${w.key}/sign-up`, { key, body: { email: `p${i}@example.com` } })).status).toBe(200);
-    const t = await open(s);
-    await signIn(t, key);
     await t.page.goto(`${s.url}/dashboard#/w/${w.key}`);
     const rows = t.page.locator("table.subscribers tbody tr");
     await hasCount(rows, 20);
@@ -221,8 +232,7 @@ describe("pages and the keyboard", () => {
     await until(async () => (await t.page.getByRole("dialog").count()) === 0, 5_000, "dialog closed");
     await hasCount(rows, 5);
     expect((await s.request("GET", `/api/v1/waitlist/${w.key}/stats`, { key })).body.data.subscribers_total).toBe(25);
-    expect(t.problems).toEqual([]);
-    await t.context.close();
+    await finish(t);
   });
 });
 
@@ -252,17 +262,13 @@ describe("signing in and out", () => {
     expect(await t.page.evaluate(() => sessionStorage.length)).toBe(0);
     await t.page.reload();
     await t.page.getByRole("button", { name: "Sign in" }).waitFor();
-    expect(t.problems).toEqual([]);
-    await t.context.close();
+    await finish(t);
   });
 });
 
 describe("settings", () => {
   test("every field saves through PATCH; the webhook secret shows on demand; a test event reaches the receiver; a new waitlist key is shown once and works", async () => {
-    const { key } = await s.account("growth");
-    const w = (await s.request("POST", "/api/v1/waitlists", { key, body: { name: `Settings ${uniq()}` } })).body.data.waitlist;
-    const t = await open(s);
-    await signIn(t, key);
+    const { key, w, t } = await teamWithWaitlist(s, "growth", "Settings");
     await t.page.goto(`${s.url}/dashboard#/w/${w.key}/settings`);
     await t.page.getByRole("heading", { name: "Webhooks" }).waitFor();
     const secret = (await s.request("GET", `/api/v1/waitlist/${w.key}/settings`, { key })).body.data.settings.webhook.signing_secret;
@@ -307,17 +313,13 @@ describe("settings", () => {
     await t.page.getByRole("button", { name: "Done" }).click();
     expect(await t.page.content()).not.toContain(shown);
     expect((await s.request("GET", `/api/v1/waitlist/${w.key}/settings`, { key: shown })).status).toBe(200);
-    expect(t.problems).toEqual([]);
-    await t.context.close();
+    await finish(t);
   });
 });
 
 describe("plans, limits and errors", () => {
   test("on a plan without the subscriber list the overview says so; a rate-limited request shows when to try again", async () => {
-    const { key } = await limited.account("free");
-    const w = (await limited.request("POST", "/api/v1/waitlists", { key, body: { name: `Free ${uniq()}` } })).body.data.waitlist;
-    const t = await open(limited);
-    await signIn(t, key);
+    const { key, w, t } = await teamWithWaitlist(limited, "free", "Free");
     await t.page.getByRole("link", { name: w.name }).click();
     await contains(t.page.locator("main"), "Your plan does not include the subscriber list");
     await hasAttr(t.page.locator(".chart svg"), "data-sign-ups", "0");
@@ -326,15 +328,13 @@ describe("plans, limits and errors", () => {
     await t.page.getByRole("link", { name: "Waitlists" }).click();
     await contains(t.page.getByRole("alert"), "Too many requests for your plan's rate limit. Try again in");
     await shot(t, "6-rate-limited");
-    expect(t.problems).toEqual([]);
-    await t.context.close();
+    await finish(t);
   });
 });
 
 describe("AI builder", () => {
   test("generating shows progress while the model works, then the credits drop by one and the preview shows the AI page", async () => {
-    const { key } = await s.account("business", ["--ai-credits", "3"]);
-    const w = (await s.request("POST", "/api/v1/waitlists", { key, body: { name: `AI ${uniq()}` } })).body.data.waitlist;
+    const { w, t } = await teamWithWaitlist(s, "business", "AI", ["--ai-credits", "3"]);
     model.next({
       kind: "json",
       delayMs: 1_500,
@@ -346,8 +346,6 @@ describe("AI builder", () => {
         html: `<section class="hero"><h1>Notes for researchers</h1><form method="post" action="/s/${w.key}"><input type="email" name="email" required><button type="submit">Join</button></form></section>`,
       },
     });
-    const t = await open(s);
-    await signIn(t, key);
     await t.page.goto(`${s.url}/dashboard#/w/${w.key}/page`);
     await hasText(t.page.locator("[data-credits]").last(), "3");
     await t.page.getByLabel("Describe your page").fill("A calm page for a note-taking app");
@@ -361,7 +359,6 @@ describe("AI builder", () => {
     await contains(t.page.locator("#account"), "AI credits: 2");
     await hasText(t.page.frameLocator("iframe.preview-frame").locator("h1"), "Notes for researchers");
     expect(await t.page.getByLabel("Headline").isDisabled()).toBe(true);
-    expect(t.problems).toEqual([]);
-    await t.context.close();
+    await finish(t);
   });
 });

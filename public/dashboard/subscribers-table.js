@@ -11,6 +11,8 @@ const SORTS = [
   ["email", "Email"],
 ];
 
+const NUMERIC = new Set(["Position", "Points", "Referrals"]);
+
 /** The table as a section element; `onChange` runs after an edit or delete (counters refresh). */
 export function subscribersTable(key, tags, onChange) {
   const state = { page: 1, limit: 20, sort_by: "date", sort_dir: "desc", q: "", tag: "" };
@@ -61,7 +63,7 @@ export function subscribersTable(key, tags, onChange) {
             "table",
             { class: "subscribers" },
             h("caption", { class: "sr-only" }, `Subscribers, page ${data.page} of ${Math.max(1, data.pages)}`),
-            h("thead", {}, h("tr", {}, ["Position", "Email", "Name", "Points", "Referrals", "Tags", "Joined", "Actions"].map((c) => h("th", { scope: "col" }, c)))),
+            h("thead", {}, h("tr", {}, ["Position", "Email", "Name", "Points", "Referrals", "Tags", "Joined", "Actions"].map((c) => h("th", { scope: "col", class: NUMERIC.has(c) && "num" }, c)))),
             h("tbody", {}, rows),
           )
         : h("p", { class: "empty" }, state.q || state.tag ? "No subscriber matches." : "No subscribers yet."),

@@ -13,7 +13,7 @@ export async function waitlistsView() {
           "table",
           { class: "waitlists" },
           h("caption", { class: "sr-only" }, "Your waitlists"),
-          h("thead", {}, h("tr", {}, ["Name", "Slug", "Subscribers", "Views", "Created"].map((c) => h("th", { scope: "col" }, c)))),
+          h("thead", {}, h("tr", {}, ["Name", "Slug", "Subscribers", "Views", "Created"].map((c) => h("th", { scope: "col", class: (c === "Subscribers" || c === "Views") && "num" }, c)))),
           h(
             "tbody",
             {},
