@@ -14,6 +14,7 @@ import { analyticsRoutes } from "./analytics/routes";
 import { webhookRoutes } from "./webhooks/routes";
 import { pageRoutes } from "./pages/routes";
 import { dashboardRoutes } from "./dashboard/routes";
+import { securityHeaders } from "./http/security-headers";
 import { landingRoutes } from "./landing/routes";
 import { formRoutes } from "./forms/routes";
 import { apiDocs } from "./docs/openapi";
@@ -33,6 +34,7 @@ export function buildApp(deps: AppDeps) {
   const app: Elysia = new Elysia({ normalize: false })
     .use(errorHandler({ log: deps.log, routes: () => app.routes }))
     .use(requestLog(deps.log))
+    .use(securityHeaders())
     .use(api)
     .get(
       "/healthz",

@@ -362,3 +362,30 @@ describe("AI builder", () => {
     await finish(t);
   });
 });
+
+describe("hostile text", () => {
+  test("markup in a waitlist name, a subscriber's name, metadata and a tag shows as text: no script runs, no element is injected", async () => {
+    const xss = `<img src=x onerror="window.__pwned=1"><script>window.__pwned=2</script>`;
+    const { key } = await s.account("growth");
+    const w = (await s.request("POST", "/api/v1/waitlists", { key, body: { name: `${xss} ${uniq()}`, referral_rewards: { enabled: true } } })).body.data.waitlist;
+    const path = `/api/v1/waitlist/${w.key}`;
+    await s.request("POST", `${path}/sign-up`, { key, body: { email: "evil@example.com", name: xss, metadata: { note: xss } } });
+    await s.request("POST", `${path}/subscribers/evil@example.com/tags`, { key, body: { tags: ["<b>bold</b>"] } });
+    const t = await open(s);
+    const dialogs: string[] = [];
+    t.page.on("dialog", (d) => (dialogs.push(d.message()), d.dismiss()));
+    await signIn(t, key);
+    await contains(t.page.locator("table.waitlists"), "<img src=x");
+    await t.page.goto(`${s.url}/dashboard#/w/${w.key}`);
+    const row = t.page.locator('tr[data-email="evil@example.com"]');
+    await contains(row, '<img src=x onerror="window.__pwned=1">');
+    await contains(row, "<b>bold</b>");
+    await contains(t.page.locator("h1"), "<script>");
+    await t.page.goto(`${s.url}/dashboard#/w/${w.key}/settings`);
+    await t.page.getByRole("heading", { name: "Webhooks" }).waitFor();
+    expect(await t.page.evaluate("window.__pwned ?? null")).toBeNull();
+    expect(await t.page.locator("main img, main script, main b").count()).toBe(0);
+    expect(dialogs).toEqual([]);
+    await finish(t);
+  });
+});

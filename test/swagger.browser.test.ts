@@ -17,7 +17,12 @@ afterAll(async () => {
 test("Swagger UI loads with no third-party request, authorizes with X-Api-Key and calls /api/v1/me", async () => {
   const { key, username } = await s.account("growth");
   const { page, offsite } = await isolatedPage(browser, s.url);
-  await page.goto(`${s.url}/swagger`);
+  // CSP violations and script errors show as console errors
+  const problems: string[] = [];
+  page.on("console", (m) => m.type() === "error" && problems.push(m.text()));
+  page.on("pageerror", (e) => problems.push(e.message));
+  const ui = await page.goto(`${s.url}/swagger`);
+  expect(ui!.headers()["content-security-policy"]).toContain("script-src 'self';");
   await page.getByText("Waitlist API", { exact: false }).first().waitFor({ timeout: 15_000 });
 
   await page.locator("button.authorize").first().click();
@@ -38,4 +43,5 @@ test("Swagger UI loads with no third-party request, authorizes with X-Api-Key an
   expect(parsed.data.account.username).toBe(username);
   expect(parsed.data.plan).toEqual({ name: "Growth", api_access: true });
   expect(offsite).toEqual([]);
+  expect(problems).toEqual([]);
 });
