@@ -12,6 +12,8 @@ const DRAIN_MS = 10_000;
 const MEMORY_BUDGET = 120 * 1024 * 1024;
 // the 1 MB limit is answered in JSON by the app (http/request-log.ts); Bun's own, higher, only guards undeclared bodies
 const SOCKET_BODY_LIMIT = 4 * 1024 * 1024;
+/** A connection that sends nothing for this long (headers or body trickled, or left idle) is closed. */
+export const IDLE_TIMEOUT_S = 10;
 
 export async function serve(flags: Map<string, string>, env: Record<string, string | undefined>): Promise<void> {
   const config = loadConfig(env, flags);
@@ -21,7 +23,7 @@ export async function serve(flags: Map<string, string>, env: Record<string, stri
   // emails kept while SMTP_URL was unset go out once it is set
   if (config.smtpUrl) await releaseHeldEmails(db);
   const app = buildApp({ config, db, log, dispatcher });
-  app.listen({ port: config.port, hostname: config.host, maxRequestBodySize: SOCKET_BODY_LIMIT });
+  app.listen({ port: config.port, hostname: config.host, maxRequestBodySize: SOCKET_BODY_LIMIT, idleTimeout: IDLE_TIMEOUT_S });
   const server = app.server!;
   // PORT=0 binds a free port; the derived BASE_URL follows it
   if (config.baseUrl === "http://localhost:0") config.baseUrl = `http://localhost:${server.port}`;

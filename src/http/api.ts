@@ -6,7 +6,7 @@ import type { Config } from "../config";
 import type { Db } from "../db/client";
 import { accounts, apiKeys, waitlists, type PlanId } from "../db/schema";
 import { isGrowthOrHigher, planOf, UNAUTHENTICATED_LIMIT, type Bucket } from "../account/plans";
-import { AppError, badRequest, forbidden, unauthorized, type ErrorShape } from "./errors";
+import { AppError, forbidden, unauthorized, type ErrorShape } from "./errors";
 import { countAndDecide, rateHeaders, uncounted, type RateDecision } from "./rate-limit";
 import { clientIp } from "./client-ip";
 import { MAX_BODY_BYTES } from "./request-log";
@@ -44,10 +44,18 @@ const AUTH = Symbol("auth");
 class BodyProblem {
   constructor(
     readonly message: string,
-    readonly status: 400 | 413 = 400,
+    readonly status: 400 | 408 | 413 = 400,
   ) {}
 }
+
+/**
+ * A body still arriving after this long is refused (a trickle would hold the request open forever);
+ * shorter than the connection's idle timeout (serve.ts), so a stalled body gets an answer first.
+ */
+export const BODY_DEADLINE_MS = 8_000;
+const LATE = Symbol("late");
 const EMPTY_BODY = Object.freeze({ empty: true });
+const BODY_PROBLEMS = { 400: "bad_request", 408: "request_timeout", 413: "payload_too_large" } as const;
 
 export function apiGuard(deps: { db: Db; config: Config }) {
   const { db, config } = deps;
@@ -174,7 +182,10 @@ export function apiGuard(deps: { db: Db; config: Config }) {
   return new Elysia({ name: "http/api" })
     .onParse({ as: "global" }, async ({ request, path }) => {
       if (!path.startsWith("/api/")) return;
-      const text = await request.text();
+      let timer: Timer | undefined;
+      const late = new Promise<typeof LATE>((resolve) => (timer = setTimeout(() => resolve(LATE), BODY_DEADLINE_MS)));
+      const text = await Promise.race([request.text(), late]).finally(() => clearTimeout(timer));
+      if (text === LATE) return new BodyProblem(`The request body did not arrive within ${BODY_DEADLINE_MS / 1000} s`, 408);
       if (text.length > MAX_BODY_BYTES) return new BodyProblem(`The request body is larger than 1 MB`, 413);
       if (text.trim() === "") return EMPTY_BODY;
       try {
@@ -190,7 +201,7 @@ export function apiGuard(deps: { db: Db; config: Config }) {
           ctx[ERROR_SHAPE] = policy.errors ?? "standard";
           ctx[AUTH] = await authenticate(ctx, policy);
           if (ctx.body === EMPTY_BODY) ctx.body = undefined;
-          else if (ctx.body instanceof BodyProblem) throw ctx.body.status === 413 ? new AppError("payload_too_large", ctx.body.message) : badRequest(ctx.body.message);
+          else if (ctx.body instanceof BodyProblem) throw new AppError(BODY_PROBLEMS[(ctx.body as BodyProblem).status], ctx.body.message);
         },
         resolve: (ctx: any) => ({ auth: ctx[AUTH] as Auth }),
         // documents bodies as JSON; the global parser above has already read them

@@ -7,6 +7,7 @@ export type ErrorCode =
   | "not_found"
   | "method_not_allowed"
   | "conflict"
+  | "request_timeout"
   | "payload_too_large"
   | "unprocessable"
   | "rate_limited"
@@ -23,6 +24,7 @@ export const STATUS: Record<ErrorCode, number> = {
   not_found: 404,
   method_not_allowed: 405,
   conflict: 409,
+  request_timeout: 408,
   payload_too_large: 413,
   unprocessable: 422,
   rate_limited: 429,
@@ -39,6 +41,7 @@ const STATUS_TEXT: Record<number, string> = {
   403: "Forbidden",
   404: "Not Found",
   405: "Method Not Allowed",
+  408: "Request Timeout",
   409: "Conflict",
   413: "Payload Too Large",
   422: "Unprocessable Entity",
