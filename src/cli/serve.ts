@@ -30,7 +30,7 @@ export async function serve(flags: Map<string, string>, env: Record<string, stri
   const jobs = startJobs({ db, dispatcher }, log);
   keepMemoryNear(MEMORY_BUDGET);
   // rows that came due while no instance ran (a restart, a crash) go out now, not at the next tick
-  void dispatcher.runDue(50).catch((err) => log.error("outbox catch-up failed", { error: (err as Error)?.message ?? String(err) }));
+  void dispatcher.catchUp(3_000).catch((err) => log.error("outbox catch-up failed", { error: (err as Error)?.message ?? String(err) }));
   log.info("listening", { host: config.host, port: server.port, base_url: config.baseUrl, database: config.databaseUrl.startsWith("file:") ? config.databaseUrl : "libsql server" });
 
   let stopping = false;

@@ -26,7 +26,7 @@ const HOUR = 3_600_000;
 
 export const JOBS: Job[] = [
   // DESIGN §4: the outbox retry job runs every 5 s
-  { name: "outbox-retry", schedule: "*/5 * * * * *", leaseMs: 4_000, run: ({ dispatcher }) => dispatcher.runDue(50) },
+  { name: "outbox-retry", schedule: "*/5 * * * * *", leaseMs: 4_000, run: ({ dispatcher }) => dispatcher.catchUp(3_000) },
   // rate-limit windows are kept for an hour, delivered outbox rows 30 days (DESIGN §1)
   { name: "prune-rate-limits", schedule: "17 * * * * *", leaseMs: 55_000, run: ({ db }) => db.$client.execute(pruneRateLimits(now() - HOUR)) },
   { name: "prune-outbox", schedule: "0 23 * * * *", leaseMs: 55_000, run: ({ db }) => pruneSent(db) },

@@ -15,12 +15,15 @@ export interface Dispatcher {
   dispatch(ids: string[]): void;
   /** Claims and tries up to `limit` due rows; the retry job calls it. */
   runDue(limit?: number): Promise<number>;
+  /** Attempts due rows batch after batch while full batches keep coming, for at most `ms` (a backlog clears at delivery speed). */
+  catchUp(ms: number): Promise<number>;
   /** Waits for attempts in flight, at most `ms`. */
   drain(ms: number): Promise<void>;
   close(): void;
 }
 
 const YEAR_MS = 365 * 86_400_000;
+const BATCH = 50;
 
 export function createDispatcher(deps: { db: Db; config: Config; log: Logger }): Dispatcher {
   const { db, config, log } = deps;
@@ -92,6 +95,12 @@ export function createDispatcher(deps: { db: Db; config: Config; log: Logger }):
       const rows = await claim(db, null, limit);
       await track(rows);
       return rows.length;
+    },
+    async catchUp(ms) {
+      const end = now() + ms;
+      let total = 0;
+      for (let n = BATCH; n === BATCH && now() < end; total += n) n = await this.runDue(BATCH);
+      return total;
     },
     async drain(ms) {
       await Promise.race([Promise.all([...inFlight]), Bun.sleep(ms)]);
