@@ -1,11 +1,13 @@
 // `npm run bench` (DESIGN §7): every benchmark in one run, one table, each figure beside a ceiling measured
-// in the same run on the same machine. Knobs: BENCH_SIZES (default 10000,100000,1000000), BENCH_DURATION (s, default 5).
+// in the same run on the same machine. Knobs: BENCH_SIZES (default 10000,100000,1000000), BENCH_DURATION (s, default 5),
+// BENCH_SOAK_MINUTES (default 10; 0 skips the soak).
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createClient } from "@libsql/client";
 import { BENCH_KEY, seed, WAITLIST_KEY } from "./seed";
 import { fmt, load, rssMb, startServer, table, timeCalls } from "./lib";
+import { soak } from "./soak";
 
 const ROOT = join(import.meta.dir, "..");
 const SIZES = (process.env.BENCH_SIZES ?? "10000,100000,1000000").split(",").map(Number);
@@ -149,4 +151,20 @@ const bin = join(ROOT, "dist", "waitlist");
   rmSync(dir, { recursive: true, force: true });
 }
 
+// the soak (issue 10): steady mixed traffic against the binary, a webhook receiver failing 20% of the time
+const SOAK_MINUTES = Number(process.env.BENCH_SOAK_MINUTES ?? 10);
+let soakFailed = false;
+if (SOAK_MINUTES > 0) {
+  const r = await soak(SOAK_MINUTES, bin);
+  const label = `soak (binary): ${SOAK_MINUTES} min at 200 req/s, 40% sign-ups, 30% reads, 20% views, 10% form posts`;
+  row(label, `${r.requests} requests, ${r.failed} failed`);
+  row("soak: RSS after warm-up / in the last fifth", `${fmt(r.rssEarlyMb, 0)} MB / ${fmt(r.rssLateMb, 0)} MB`);
+  row("soak: webhooks delivered (receiver failing 20%)", `${r.webhooksDelivered} of ${r.webhooksCreated}, ${r.receiverFailures} failures retried`);
+  soakFailed = !r.ok;
+}
+
 console.log(table(["measure", "value", "p50 ms", "p99 ms", "x ceiling"], rows));
+if (soakFailed) {
+  console.error("the soak failed: a request failed, memory grew or a webhook was never delivered");
+  process.exit(1);
+}
