@@ -56,6 +56,12 @@ export const waitlists = sqliteTable(
     webhookEnabled: integer("webhook_enabled", { mode: "boolean" }).notNull().default(false),
     signingSecret: text("signing_secret").notNull(),
     customDomain: text("custom_domain").unique(),
+    /** JSON [{referrals, reward, tag}] in ascending order of referrals (issue 11: milestone rewards). */
+    milestones: text("milestones").notNull().default("[]"),
+    milestoneSubject: text("milestone_subject").notNull().default("You unlocked a reward on the {{waitlist_name}} waitlist"),
+    milestoneBody: text("milestone_body")
+      .notNull()
+      .default("Hi {{name}},\n\nYou have referred {{referral_count}} friends to {{waitlist_name}}. Your reward: {{reward}}\n\nKeep sharing your link: {{referral_link}}"),
     /** Counters kept in the same transaction as the change they count. */
     subscribersCount: integer("subscribers_count").notNull().default(0),
     /** Confirmation sequence: the next confirmed subscriber takes last_seq + 1 (rank tie-break). */
@@ -313,4 +319,27 @@ export const landingPreviews = sqliteTable(
     expiresAt: integer("expires_at").notNull(),
   },
   (t) => [index("landing_previews_expires_idx").on(t.expiresAt)],
+);
+
+/**
+ * A milestone a referrer reached, at most once per threshold (issue 11): the primary key makes a
+ * second reward impossible, even when referrals are taken back and made again. `award_id` ties the
+ * tag, webhook and email written in the same transaction to this row having been created by it.
+ */
+export const milestoneRewards = sqliteTable(
+  "milestone_rewards",
+  {
+    subscriberId: text("subscriber_id")
+      .notNull()
+      .references(() => subscribers.id, { onDelete: "cascade" }),
+    referrals: integer("referrals").notNull(),
+    waitlistId: text("waitlist_id")
+      .notNull()
+      .references(() => waitlists.id, { onDelete: "cascade" }),
+    reward: text("reward").notNull(),
+    tag: text("tag"),
+    awardId: text("award_id").notNull().unique(),
+    reachedAt: integer("reached_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.subscriberId, t.referrals] })],
 );

@@ -8,6 +8,9 @@ export interface TemplateValues {
   position?: number;
   inflated_position?: number;
   points?: number;
+  referral_count?: number;
+  /** A milestone email's reward. */
+  reward?: string;
   referral_code?: string;
   referral_link?: string;
   confirm_link?: string;

@@ -3,7 +3,14 @@ import { sql, type SQL } from "drizzle-orm";
 import type { Waitlist } from "../http/api";
 import { enqueue } from "./store";
 
-export type EventType = "subscriber.created" | "subscriber.pending" | "subscriber.confirmed" | "subscriber.updated" | "subscriber.deleted" | "referral.credited";
+export type EventType =
+  | "subscriber.created"
+  | "subscriber.pending"
+  | "subscriber.confirmed"
+  | "subscriber.updated"
+  | "subscriber.deleted"
+  | "referral.credited"
+  | "milestone.reached";
 
 /** Starts delivery of committed outbox rows in the background. */
 export type Dispatch = (ids: string[]) => void;
@@ -33,6 +40,14 @@ export function webhookEvent(
   return add(out, enqueue({ kind: "webhook", topic: type, waitlistId: w.id, subscriberId, relatedId: extra.relatedId, payload: extra.payload }, onlyIf));
 }
 
-export function email(out: Outgoing, w: Pick<Waitlist, "id">, template: "confirmation" | "welcome", subscriberId: string, onlyIf: SQL = sql`1`): Outgoing {
-  return add(out, enqueue({ kind: "email", topic: template, waitlistId: w.id, subscriberId }, onlyIf));
+/** `relatedId`: for a milestone email, the threshold reached (the reward is read from milestone_rewards). */
+export function email(
+  out: Outgoing,
+  w: Pick<Waitlist, "id">,
+  template: "confirmation" | "welcome" | "milestone",
+  subscriberId: string,
+  onlyIf: SQL = sql`1`,
+  relatedId?: string,
+): Outgoing {
+  return add(out, enqueue({ kind: "email", topic: template, waitlistId: w.id, subscriberId, relatedId }, onlyIf));
 }

@@ -37,6 +37,7 @@ export function templateValues(row: SubscriberRow, w: Waitlist, baseUrl: string)
           position: Number(row.position),
           inflated_position: Number(row.position) + w.positionOffset,
           points: Number(row.points),
+          referral_count: Number(row.referral_count),
           referral_code: row.referral_code,
           referral_link: referralLink(baseUrl, w.slug, row.referral_code),
           status_link: thankYouUrl(baseUrl, row.sign_up_token),
@@ -53,9 +54,16 @@ export async function renderPayload(db: Db, row: OutboxRow, baseUrl: string): Pr
   if (!w) return null;
   const sub = await subscriber(db, row.subscriber_id);
   if (!sub) return null;
+  const milestone = row.topic === "milestone" || row.topic === "milestone.reached" ? await reward(db, sub.id, Number(row.related_id)) : null;
+  if (milestone === undefined) return null;
   if (row.kind === "email") {
-    const values = templateValues(sub, w, baseUrl);
-    const [subject, body] = row.topic === "confirmation" ? [w.confirmationSubject, w.confirmationBody] : [w.welcomeSubject, w.welcomeBody];
+    const values = { ...templateValues(sub, w, baseUrl), ...(milestone ? { reward: milestone.reward } : {}) };
+    const [subject, body] =
+      row.topic === "confirmation"
+        ? [w.confirmationSubject, w.confirmationBody]
+        : row.topic === "milestone"
+          ? [w.milestoneSubject, w.milestoneBody]
+          : [w.welcomeSubject, w.welcomeBody];
     const email: Email = { to: sub.email, subject: renderSubject(subject, values), text: renderText(body, values), html: renderHtml(body, values) };
     return JSON.stringify(email);
   }
@@ -64,5 +72,13 @@ export async function renderPayload(db: Db, row: OutboxRow, baseUrl: string): Pr
     if (!referrer) return null;
     return JSON.stringify(envelope(row.id, row.topic, row.created_at, w, { referrer: subscriberView(referrer, w, baseUrl), referee: subscriberView(sub, w, baseUrl) }));
   }
-  return JSON.stringify(envelope(row.id, row.topic, row.created_at, w, { subscriber: subscriberView(sub, w, baseUrl) }));
+  return JSON.stringify(envelope(row.id, row.topic, row.created_at, w, { subscriber: subscriberView(sub, w, baseUrl), ...(milestone ? { milestone } : {}) }));
+}
+
+/** The reward a milestone row recorded (undefined when it is gone). */
+async function reward(db: Db, subscriberId: string, referrals: number) {
+  const [m] = await db.all<{ referrals: number; reward: string; tag: string | null; reached_at: number }>(
+    sql`SELECT referrals, reward, tag, reached_at FROM milestone_rewards WHERE subscriber_id = ${subscriberId} AND referrals = ${referrals}`,
+  );
+  return m ? { referrals: Number(m.referrals), reward: m.reward, tag: m.tag, reached_at: Number(m.reached_at) } : undefined;
 }

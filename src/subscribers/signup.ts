@@ -10,6 +10,7 @@ import { judge, referrerSignals, type FraudReason, type ReferrerSignals } from "
 import { locate } from "./geo";
 import { splitMetadata } from "./metadata";
 import type { SignUpInput } from "./model";
+import { milestonesReached } from "./milestones";
 import { positionOf } from "./rank";
 import { thankYouUrl } from "./view";
 import { email, nothing, webhookEvent, type Dispatch, type Outgoing } from "../outbox/events";
@@ -232,11 +233,12 @@ export function confirmation(
             WHERE id = ${id} AND ${onlyIf}`,
         ]
       : [];
-  return [...promote, ...(referral ? creditReferral(waitlist, id, referral.referrerId, referral.reason, at, onlyIf) : []), ...out.statements];
+  const credit = referral ? creditReferral(waitlist, id, referral.referrerId, referral.reason, at, onlyIf, out) : [];
+  return [...promote, ...credit, ...out.statements];
 }
 
-/** Records the referral; when credited, moves the referrer up by referral_points (only while the program is on). */
-function creditReferral(waitlist: Waitlist, refereeId: string, referrerId: string, reason: FraudReason | null, at: number, onlyIf: SQL): SQL[] {
+/** Records the referral; when credited, moves the referrer up by referral_points (only while the program is on) and rewards milestones it reaches. */
+function creditReferral(waitlist: Waitlist, refereeId: string, referrerId: string, reason: FraudReason | null, at: number, onlyIf: SQL, out: Outgoing): SQL[] {
   const credited = reason === null;
   const points = credited && waitlist.referralEnabled ? waitlist.referralPoints : 0;
   const record = sql`INSERT INTO referrals (id, waitlist_id, referrer_id, referee_id, credited, reason, points, created_at)
@@ -245,6 +247,7 @@ function creditReferral(waitlist: Waitlist, refereeId: string, referrerId: strin
   return [
     record,
     sql`UPDATE subscribers SET points = points + ${points}, referral_count = referral_count + 1, updated_at = ${at} WHERE id = ${referrerId} AND ${onlyIf}`,
+    ...milestonesReached(waitlist, referrerId, at, onlyIf, out),
   ];
 }
 

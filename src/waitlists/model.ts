@@ -63,6 +63,18 @@ const EmailTemplatePatch = {
   body: t.Optional(t.String({ minLength: 1, maxLength: EMAIL_BODY_MAX })),
 };
 
+/** Issue 11: rewards for referrers at referral thresholds (at most 10, distinct thresholds). */
+export const MILESTONES_MAX = 10;
+export const REWARD_MAX = 200;
+const Milestone = t.Object(
+  {
+    referrals: t.Integer({ minimum: 1, maximum: 1_000_000, description: "Credited referrals that reach it" }),
+    reward: t.String({ minLength: 1, maxLength: REWARD_MAX, description: "What the referrer gets, shown in the email ({{reward}}) and on the status page" }),
+    tag: t.Optional(t.String({ minLength: 1, maxLength: 40, description: "A tag given to the referrer when reached (created if missing)" })),
+  },
+  { additionalProperties: false },
+);
+
 export const SettingsPatchBody = t.Object(
   {
     name: t.Optional(t.String({ maxLength: NAME_MAX })),
@@ -79,6 +91,8 @@ export const SettingsPatchBody = t.Object(
       t.Object({ url: t.Optional(t.Union([t.String({ maxLength: URL_MAX }), t.Null()])), enabled: t.Optional(t.Boolean()) }, { additionalProperties: false }),
     ),
     custom_domain: t.Optional(t.Union([t.String({ maxLength: 253 }), t.Null()])),
+    milestones: t.Optional(t.Array(Milestone, { maxItems: MILESTONES_MAX, description: "Replaces the list; [] removes every milestone (rewards already reached stay)" })),
+    milestone_email: t.Optional(t.Object(EmailTemplatePatch, { additionalProperties: false })),
   },
   { additionalProperties: false },
 );
@@ -99,6 +113,8 @@ export const Settings = t.Object({
   confirmation_email: t.Object({ subject: t.String(), body: t.String() }),
   webhook: t.Object({ url: t.Union([t.String(), t.Null()]), enabled: t.Boolean(), signing_secret: t.String() }),
   custom_domain: t.Union([t.String(), t.Null()]),
+  milestones: t.Array(t.Object({ referrals: t.Number(), reward: t.String(), tag: t.Union([t.String(), t.Null()]) })),
+  milestone_email: t.Object({ subject: t.String(), body: t.String() }),
 });
 
 export const SettingsResponse = t.Object({ success: t.Boolean(), data: t.Object({ settings: Settings }) });

@@ -138,7 +138,32 @@ export function settingsView(w: Waitlist) {
     confirmation_email: { subject: w.confirmationSubject, body: w.confirmationBody },
     webhook: { url: w.webhookUrl, enabled: w.webhookEnabled, signing_secret: w.signingSecret },
     custom_domain: w.customDomain,
+    milestones: milestonesOf(w),
+    milestone_email: { subject: w.milestoneSubject, body: w.milestoneBody },
   };
+}
+
+export interface Milestone {
+  referrals: number;
+  reward: string;
+  tag: string | null;
+}
+
+export const milestonesOf = (w: Pick<Waitlist, "milestones">): Milestone[] => JSON.parse(w.milestones) as Milestone[];
+
+/** Distinct thresholds, text without markup, sorted by threshold. */
+function checkMilestones(list: { referrals: number; reward: string; tag?: string }[]): string {
+  const seen = new Set<number>();
+  const clean = list.map((m, i) => {
+    if (seen.has(m.referrals)) throw badRequest(`milestones[${i}].referrals: ${m.referrals} appears twice; each threshold may have one reward`);
+    seen.add(m.referrals);
+    const reward = m.reward.trim();
+    const tag = m.tag?.trim() || null;
+    if (!reward) throw badRequest(`milestones[${i}].reward must not be blank`);
+    if (/[<>]/.test(reward) || (tag && /[<>]/.test(tag))) throw badRequest(`milestones[${i}] must be plain text (no < or >)`);
+    return { referrals: m.referrals, reward, tag };
+  });
+  return JSON.stringify(clean.sort((a, b) => a.referrals - b.referrals));
 }
 
 /** PATCH merges objects one level deep: omitted members keep their values (DESIGN §4). */
@@ -170,6 +195,10 @@ export async function updateSettings(db: Db, w: Waitlist, patch: SettingsPatch, 
   if ((set.webhookEnabled ?? w.webhookEnabled) && !(set.webhookUrl !== undefined ? set.webhookUrl : w.webhookUrl)) {
     throw badRequest("webhook.url is required while webhook.enabled is true");
   }
+  if (patch.milestones !== undefined) set.milestones = checkMilestones(patch.milestones);
+  const me = patch.milestone_email;
+  if (me?.subject !== undefined) set.milestoneSubject = requireText(me.subject, "milestone_email.subject");
+  if (me?.body !== undefined) set.milestoneBody = requireText(me.body, "milestone_email.body");
   if (patch.custom_domain !== undefined) set.customDomain = patch.custom_domain === null || patch.custom_domain.trim() === "" ? null : normalizeHost(patch.custom_domain, "custom_domain", false);
 
   set.updatedAt = now();
