@@ -282,6 +282,12 @@ describe("settings", () => {
     await t.page.getByLabel("Welcome subject").fill("Welcome aboard, {{name}}");
     await t.page.getByLabel("Webhook URL").fill(hooks.url);
     await t.page.getByText("Send webhooks").click();
+    // issue 11: milestone rewards and the leaderboard
+    await t.page.getByText("Show the top 10 referrers").click();
+    await t.page.getByRole("button", { name: "Add a milestone" }).click();
+    await t.page.getByLabel("Referrals needed").fill("3");
+    await t.page.getByLabel("Reward", { exact: true }).fill("Early access");
+    await t.page.getByLabel("Tag (optional)").fill("insider");
     await t.page.getByRole("button", { name: "Save settings" }).click();
     await contains(t.page.locator("#status"), "Settings saved.");
     const saved = (await s.request("GET", `/api/v1/waitlist/${w.key}/settings`, { key })).body.data.settings;
@@ -293,6 +299,8 @@ describe("settings", () => {
       referral_rewards: { enabled: false, signup_points: 50, referral_points: 40 },
       welcome_email: { subject: "Welcome aboard, {{name}}" },
       webhook: { url: hooks.url, enabled: true },
+      leaderboard: true,
+      milestones: [{ referrals: 3, reward: "Early access", tag: "insider" }],
     });
 
     await t.page.getByRole("button", { name: "Show signing secret" }).click();

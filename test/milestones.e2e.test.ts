@@ -110,3 +110,34 @@ describe("reaching a milestone", () => {
     expect(rewards().map((d) => d.body.data.milestone.referrals).sort((a: number, b: number) => a - b)).toEqual([2, 5]);
   });
 });
+
+describe("the status page /t/{sign_up_token}", () => {
+  const statusPage = async (token: string) => (await fetch(`${s.url}/t/${token}`)).text();
+
+  test("shows the next reward and how many referrals it needs, and the rewards reached", async () => {
+    const { referrer, refer } = await waitlist();
+    expect(await statusPage(referrer.sign_up_token)).toContain("Next reward: <strong>Early access</strong> at 2 referrals: 2 more to go.");
+    await refer(`s1-${uniq()}@example.com`);
+    expect(await statusPage(referrer.sign_up_token)).toContain("Next reward: <strong>Early access</strong> at 2 referrals: 1 more to go.");
+    await refer(`s2-${uniq()}@example.com`);
+    const html = await statusPage(referrer.sign_up_token);
+    expect(html).toContain('<li class="reached"><span>2 referrals</span><span>Early access ✓</span></li>');
+    expect(html).toContain("Next reward: <strong>Lifetime discount</strong> at 5 referrals: 3 more to go.");
+  });
+
+  test("with the leaderboard on, the top referrers by referrals show as a first name or a masked email; off, there is none", async () => {
+    const { key, path, refer } = await waitlist();
+    const second = (await s.request("POST", `${path}/sign-up`, { key, body: { email: "jane.doe@gmail.com", name: "Jane Doe" } })).body;
+    for (let i = 0; i < 3; i++) await refer(`l${i}-${uniq()}@example.com`);
+    await s.request("POST", `${path}/sign-up`, { key, body: { email: `friend-${uniq()}@example.com`, metadata: { referred_by: second.referral_code } } });
+    expect(await statusPage(second.sign_up_token)).not.toContain("Top referrers");
+    await s.request("PATCH", `${path}/settings`, { key, body: { leaderboard: true } });
+    const html = await statusPage(second.sign_up_token);
+    const board = html.slice(html.indexOf("Top referrers"));
+    const referrerEmail = (await s.request("GET", `${path}/subscribers?sort_by=referral_count&sort_dir=desc&limit=1`, { key })).body.data.subscribers[0].email as string;
+    expect(referrerEmail.startsWith("ref-")).toBe(true);
+    expect(board).toContain(`<li><span>r***@example.com</span><span>3</span></li><li><span>Jane</span><span>1</span></li></ol>`);
+    expect(html).not.toContain(referrerEmail);
+    expect(html).not.toContain("jane.doe@gmail.com");
+  });
+});

@@ -43,6 +43,7 @@ describe("settings", () => {
       // issue 11 extension
       milestones: [],
       milestone_email: { subject: expect.stringContaining("{{waitlist_name}}"), body: expect.stringContaining("{{reward}}") },
+      leaderboard: false,
     });
   });
 

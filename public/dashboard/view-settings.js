@@ -27,7 +27,11 @@ export async function settingsView(key) {
     webhookUrl: input("webhook_url", s.webhook.url, { type: "url", placeholder: "https://example.com/hooks/waitlist" }),
     webhookEnabled: checkbox("Send webhooks", s.webhook.enabled),
     customDomain: input("custom_domain", s.custom_domain, { placeholder: "waitlist.example.com" }),
+    leaderboard: checkbox("Show the top 10 referrers (first names or masked emails) on every status page", s.leaderboard),
+    milestoneSubject: input("milestone_subject", s.milestone_email.subject, { required: true }),
+    milestoneBody: area("milestone_body", s.milestone_email.body, { required: true }),
   };
+  const milestones = milestoneEditor(s.milestones);
   const checked = (box) => box.querySelector("input").checked;
   const orNull = (v) => (v.trim() ? v.trim() : null);
   const error = h("p", { class: "notice error", role: "alert", hidden: true });
@@ -48,6 +52,9 @@ export async function settingsView(key) {
       confirmation_email: { subject: f.confirmationSubject.value, body: f.confirmationBody.value },
       webhook: { url: orNull(f.webhookUrl.value), enabled: checked(f.webhookEnabled) },
       custom_domain: orNull(f.customDomain.value),
+      leaderboard: checked(f.leaderboard),
+      milestones: milestones.value(),
+      milestone_email: { subject: f.milestoneSubject.value, body: f.milestoneBody.value },
     };
     try {
       await api("PATCH", `${wl(key)}/settings`, body);
@@ -84,6 +91,10 @@ export async function settingsView(key) {
         h("h2", {}, "Referral program"),
         f.referral,
         h("div", { class: "row" }, field("Points for signing up", f.signupPoints), field("Points per referral", f.referralPoints)),
+        f.leaderboard,
+        milestones.element,
+        field("Milestone email subject", f.milestoneSubject),
+        field("Milestone email body", f.milestoneBody, "Sent when a referrer reaches a milestone; {{reward}} is its reward, {{referral_count}} their referrals."),
       ),
       h(
         "section",
@@ -185,4 +196,31 @@ function webhookTools(key, initialSecret) {
     "Rotate secret",
   );
   return h("div", { class: "webhook-tools" }, h("div", { class: "actions" }, toggle, test, rotate), shown, result, h("p", { class: "hint" }, "Save the URL first; the test event goes to the saved URL."));
+}
+
+/** Up to 10 milestones: referrals needed, the reward, and an optional tag. */
+function milestoneEditor(initial) {
+  const list = h("div", { class: "milestones" });
+  const addButton = h("button", { type: "button", onclick: () => add({ referrals: "", reward: "", tag: "" }) }, "Add a milestone");
+  const rows = [];
+  function add(m) {
+    const referrals = h("input", { type: "number", min: 1, value: m.referrals, inputmode: "numeric", "aria-label": "Referrals needed" });
+    const reward = h("input", { value: m.reward, maxlength: 200, "aria-label": "Reward", placeholder: "Early access" });
+    const tag = h("input", { value: m.tag ?? "", maxlength: 40, "aria-label": "Tag (optional)", placeholder: "tag (optional)" });
+    const row = h("div", { class: "milestone" }, referrals, reward, tag);
+    const entry = { row, referrals, reward, tag };
+    row.append(h("button", { type: "button", class: "danger", "aria-label": "Remove this milestone", onclick: () => (rows.splice(rows.indexOf(entry), 1), row.remove(), sync()) }, "Remove"));
+    rows.push(entry);
+    list.append(row);
+    sync();
+  }
+  const sync = () => (addButton.disabled = rows.length >= 10);
+  for (const m of initial) add(m);
+  return {
+    element: h("fieldset", {}, h("legend", {}, "Milestone rewards"), h("p", { class: "hint" }, "Referrers who reach a number of referrals get the reward once, by email, with the tag."), list, addButton),
+    value: () =>
+      rows
+        .filter((r) => r.reward.value.trim())
+        .map((r) => ({ referrals: Number(r.referrals.value), reward: r.reward.value.trim(), ...(r.tag.value.trim() ? { tag: r.tag.value.trim() } : {}) })),
+  };
 }

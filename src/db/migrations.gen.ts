@@ -8,6 +8,7 @@ import m0005 from "../../drizzle/0005_rank_triggers.sql" with { type: "text" };
 import m0006 from "../../drizzle/0006_landing_previews.sql" with { type: "text" };
 import m0007 from "../../drizzle/0007_waitlist_version.sql" with { type: "text" };
 import m0008 from "../../drizzle/0008_milestones.sql" with { type: "text" };
+import m0009 from "../../drizzle/0009_leaderboard.sql" with { type: "text" };
 
 export const migrations: { tag: string; sql: string }[] = [
   { tag: "0000_init", sql: m0000 },
@@ -19,4 +20,5 @@ export const migrations: { tag: string; sql: string }[] = [
   { tag: "0006_landing_previews", sql: m0006 },
   { tag: "0007_waitlist_version", sql: m0007 },
   { tag: "0008_milestones", sql: m0008 },
+  { tag: "0009_leaderboard", sql: m0009 },
 ];

@@ -56,6 +56,8 @@ export const waitlists = sqliteTable(
     webhookEnabled: integer("webhook_enabled", { mode: "boolean" }).notNull().default(false),
     signingSecret: text("signing_secret").notNull(),
     customDomain: text("custom_domain").unique(),
+    /** The status page shows the top 10 referrers (masked) when on (issue 11). */
+    leaderboard: integer("leaderboard", { mode: "boolean" }).notNull().default(false),
     /** JSON [{referrals, reward, tag}] in ascending order of referrals (issue 11: milestone rewards). */
     milestones: text("milestones").notNull().default("[]"),
     milestoneSubject: text("milestone_subject").notNull().default("You unlocked a reward on the {{waitlist_name}} waitlist"),

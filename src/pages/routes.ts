@@ -93,7 +93,14 @@ export function pageRoutes(deps: { db: Db; config: Config; dispatch: Dispatch; l
         if (!sub) return notFoundPage("Link not found", "This waitlist link is not valid. Check that you copied the whole address.");
         const [w] = await db.select().from(waitlists).where(eq(waitlists.id, sub.waitlist_id));
         if (sub.status !== "confirmed" || sub.position === null) return htmlResponse(awaitingConfirmationPage(w));
-        return htmlResponse(thankYouPage(sub, w, config.baseUrl));
+        const [reached, leaders] = await Promise.all([
+          db.all<{ referrals: number; reward: string }>(sql`SELECT referrals, reward FROM milestone_rewards WHERE subscriber_id = ${sub.id} ORDER BY referrals`),
+          w.leaderboard
+            ? db.all<{ name: string | null; email: string; referral_count: number }>(sql`SELECT name, email, referral_count FROM subscribers
+                WHERE waitlist_id = ${w.id} AND seq IS NOT NULL AND referral_count > 0 ORDER BY referral_count DESC, seq ASC LIMIT 10`)
+            : [],
+        ]);
+        return htmlResponse(thankYouPage(sub, w, config.baseUrl, { reached, leaders }));
       },
       { ...hidden, params: t.Object({ token: t.String() }) },
     )

@@ -4,6 +4,45 @@ import type { SubscriberRow } from "../subscribers/view";
 import { referralLink } from "../outbox/render";
 import { escapeHtml } from "./html";
 import { page } from "./layout";
+import { maskEmail } from "../log";
+import { milestonesOf } from "../waitlists/service";
+
+/** What the status page shows beyond the subscriber itself (issue 11): rewards reached, and the leaderboard if it is on. */
+export interface StatusExtras {
+  reached: { referrals: number; reward: string }[];
+  leaders: { name: string | null; email: string; referral_count: number }[];
+}
+
+/** A leaderboard entry: the first word of the name, or the email masked (`j***@gmail.com`). */
+const publicName = (l: { name: string | null; email: string }) => l.name?.trim().split(/\s+/)[0]?.slice(0, 30) || maskEmail(l.email);
+
+function rewardsSection(sub: SubscriberRow, w: Waitlist, reached: StatusExtras["reached"]): string {
+  const milestones = milestonesOf(w);
+  if (!milestones.length) return "";
+  const done = new Set(reached.map((r) => r.referrals));
+  const count = Number(sub.referral_count);
+  const next = milestones.find((m) => !done.has(m.referrals));
+  const headline = next
+    ? `Next reward: <strong>${escapeHtml(next.reward)}</strong> at ${next.referrals} referral${next.referrals === 1 ? "" : "s"}: ${Math.max(0, next.referrals - count)} more to go.`
+    : "You have reached every reward. Thank you for spreading the word!";
+  const items = milestones
+    .map((m) => `<li class="${done.has(m.referrals) ? "reached" : ""}"><span>${m.referrals} referral${m.referrals === 1 ? "" : "s"}</span><span>${escapeHtml(m.reward)}${done.has(m.referrals) ? " ✓" : ""}</span></li>`)
+    .join("");
+  return `<section class="rewards" aria-labelledby="rewards-title">
+<h2 id="rewards-title">Rewards</h2>
+<p id="next-milestone">${headline}</p>
+<ul>${items}</ul>
+</section>`;
+}
+
+function leaderboardSection(leaders: StatusExtras["leaders"]): string {
+  if (!leaders.length) return "";
+  const rows = leaders.map((l) => `<li><span>${escapeHtml(publicName(l))}</span><span>${Number(l.referral_count)}</span></li>`).join("");
+  return `<section class="leaderboard" aria-labelledby="leaders-title">
+<h2 id="leaders-title">Top referrers</h2>
+<ol>${rows}</ol>
+</section>`;
+}
 
 function shareLinks(link: string, waitlistName: string) {
   const text = `I just joined the ${waitlistName} waitlist. Join me:`;
@@ -18,7 +57,7 @@ function shareLinks(link: string, waitlistName: string) {
   ] as const;
 }
 
-export function thankYouPage(sub: SubscriberRow, w: Waitlist, baseUrl: string): string {
+export function thankYouPage(sub: SubscriberRow, w: Waitlist, baseUrl: string, extras: StatusExtras = { reached: [], leaders: [] }): string {
   const position = Number(sub.position);
   const inflated = position + w.positionOffset;
   const link = referralLink(baseUrl, w.slug, sub.referral_code);
@@ -38,7 +77,9 @@ export function thankYouPage(sub: SubscriberRow, w: Waitlist, baseUrl: string): 
 <p>Share your personal link. Each friend who joins moves you up.</p>
 <div class="copy"><input id="referral-link" type="text" readonly value="${escapeHtml(link)}" aria-label="Your referral link"><button type="button" data-copy="referral-link">Copy</button></div>
 <div class="networks">${networks}</div>
-</section>`,
+</section>
+${rewardsSection(sub, w, extras.reached)}
+${leaderboardSection(extras.leaders)}`,
     { script: true, description: `Your place on the ${w.name} waitlist` },
   );
 }

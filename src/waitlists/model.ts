@@ -93,6 +93,7 @@ export const SettingsPatchBody = t.Object(
     custom_domain: t.Optional(t.Union([t.String({ maxLength: 253 }), t.Null()])),
     milestones: t.Optional(t.Array(Milestone, { maxItems: MILESTONES_MAX, description: "Replaces the list; [] removes every milestone (rewards already reached stay)" })),
     milestone_email: t.Optional(t.Object(EmailTemplatePatch, { additionalProperties: false })),
+    leaderboard: t.Optional(t.Boolean({ description: "Show the top 10 referrers (names or masked emails) on every subscriber's status page" })),
   },
   { additionalProperties: false },
 );
@@ -115,6 +116,7 @@ export const Settings = t.Object({
   custom_domain: t.Union([t.String(), t.Null()]),
   milestones: t.Array(t.Object({ referrals: t.Number(), reward: t.String(), tag: t.Union([t.String(), t.Null()]) })),
   milestone_email: t.Object({ subject: t.String(), body: t.String() }),
+  leaderboard: t.Boolean(),
 });
 
 export const SettingsResponse = t.Object({ success: t.Boolean(), data: t.Object({ settings: Settings }) });

@@ -140,6 +140,7 @@ export function settingsView(w: Waitlist) {
     custom_domain: w.customDomain,
     milestones: milestonesOf(w),
     milestone_email: { subject: w.milestoneSubject, body: w.milestoneBody },
+    leaderboard: w.leaderboard,
   };
 }
 
@@ -196,6 +197,7 @@ export async function updateSettings(db: Db, w: Waitlist, patch: SettingsPatch, 
     throw badRequest("webhook.url is required while webhook.enabled is true");
   }
   if (patch.milestones !== undefined) set.milestones = checkMilestones(patch.milestones);
+  if (patch.leaderboard !== undefined) set.leaderboard = patch.leaderboard;
   const me = patch.milestone_email;
   if (me?.subject !== undefined) set.milestoneSubject = requireText(me.subject, "milestone_email.subject");
   if (me?.body !== undefined) set.milestoneBody = requireText(me.body, "milestone_email.body");

@@ -1,0 +1,1 @@
+ALTER TABLE `waitlists` ADD `leaderboard` integer DEFAULT false NOT NULL;
