@@ -23,7 +23,7 @@ const ALREADY_REGISTERED_KEYS = NEW_CONFIRMED_KEYS.filter((k) => k !== "points")
 const PENDING_KEYS = ["is_new_sign_up", "is_pending_confirmation", "message", "redirect_url", "success"];
 const SUBSCRIBER_KEYS = [
   "city", "country", "deliverability", "email", "id", "inflated_position", "ip_address", "joined_at", "joined_with", "metadata", "name", "phone",
-  "points", "position", "referral_code", "referral_count", "referred_by", "referring_domain", "sign_up_token", "tags", "thank_you_url", "timezone",
+  "points", "position", "referral_code", "referral_count", "referred_by", "referring_domain", "sign_up_token", "status", "tags", "thank_you_url", "timezone",
 ];
 const UPDATE_KEYS = ["email", "id", "metadata", "name", "phone", "points", "sign_up_token", "thank_you_url", "updated_at"];
 const REFERRALS = { enabled: true, signup_points: 50, referral_points: 30 };
@@ -607,6 +607,7 @@ describe("GET, PUT, DELETE .../subscribers/{idOrEmail}", () => {
     expect(sub).toEqual({
       id: expect.any(String),
       email: "full@example.com",
+      status: "waiting",
       deliverability: "unconfirmed",
       name: "Full Name",
       phone: "+44 20 7946 0000",

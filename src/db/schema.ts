@@ -60,6 +60,12 @@ export const waitlists = sqliteTable(
     leaderboard: integer("leaderboard", { mode: "boolean" }).notNull().default(false),
     /** JSON [{referrals, reward, tag}] in ascending order of referrals (issue 11: milestone rewards). */
     milestones: text("milestones").notNull().default("[]"),
+    invitationSubject: text("invitation_subject").notNull().default("Your invitation to {{waitlist_name}}"),
+    invitationBody: text("invitation_body")
+      .notNull()
+      .default("Hi {{name}},\n\nYour wait is over: you are invited to {{waitlist_name}}.\n\nAccept your invitation: {{invite_link}}"),
+    inviteExpiryDays: integer("invite_expiry_days").notNull().default(14),
+    inviteRedirectUrl: text("invite_redirect_url"),
     milestoneSubject: text("milestone_subject").notNull().default("You unlocked a reward on the {{waitlist_name}} waitlist"),
     milestoneBody: text("milestone_body")
       .notNull()
@@ -102,6 +108,8 @@ export const jobLeases = sqliteTable("job_leases", {
 });
 
 export const SUBSCRIBER_STATUSES = ["pending", "confirmed"] as const;
+/** Issue 11: where a confirmed subscriber stands with the product. Only `waiting` subscribers are ranked. */
+export const ACCESS_STATUSES = ["waiting", "invited", "joined", "rejected"] as const;
 export const DELIVERABILITY = ["unconfirmed", "confirmed", "risky", "unknown"] as const;
 
 export const subscribers = sqliteTable(
@@ -135,12 +143,21 @@ export const subscribers = sqliteTable(
     joinedWith: text("joined_with").notNull(),
     joinedAt: integer("joined_at").notNull(),
     confirmedAt: integer("confirmed_at"),
+    access: text("access", { enum: ACCESS_STATUSES }).notNull().default("waiting"),
+    /** The confirmation number while waiting in line: what ranks. Null while pending and once invited, joined or rejected. */
+    rankedSeq: integer("ranked_seq").generatedAlwaysAs(sql`CASE WHEN access = 'waiting' THEN seq END`, { mode: "virtual" }),
+    /** The position held when the subscriber left the line (invited or rejected). */
+    finalPosition: integer("final_position"),
+    inviteToken: text("invite_token"),
+    invitedAt: integer("invited_at"),
+    inviteExpiresAt: integer("invite_expires_at"),
+    acceptedAt: integer("accepted_at"),
     updatedAt: integer("updated_at").notNull(),
   },
   (t) => [
     uniqueIndex("subscribers_waitlist_email_idx").on(t.waitlistId, t.email),
-    // rank order (points desc, seq asc); also counts the rows of one points value below a seq
-    index("subscribers_rank_idx").on(t.waitlistId, sql`${t.points} DESC`, t.seq),
+    // rank order of those waiting (points desc, ranked_seq asc); also counts the rows of one points value below a seq
+    index("subscribers_ranked_idx").on(t.waitlistId, sql`${t.points} DESC`, t.rankedSeq),
     index("subscribers_joined_idx").on(t.waitlistId, t.joinedAt),
     index("subscribers_referrals_idx").on(t.waitlistId, t.referralCount),
     index("subscribers_ip_idx").on(t.waitlistId, t.ipAddress, t.joinedAt),
@@ -148,8 +165,10 @@ export const subscribers = sqliteTable(
     index("subscribers_fingerprint_idx").on(t.waitlistId, t.fingerprint).where(sql`${t.fingerprint} IS NOT NULL`),
     index("subscribers_referrer_idx").on(t.referrerId).where(sql`${t.referrerId} IS NOT NULL`),
     uniqueIndex("subscribers_confirm_token_idx").on(t.confirmToken).where(sql`${t.confirmToken} IS NOT NULL`),
-    // pending subscribers; queries name it (INDEXED BY): the planner prefers the covering rank index otherwise
-    index("subscribers_pending_idx").on(t.waitlistId, t.joinedAt).where(sql`${t.seq} IS NULL`),
+    // subscribers without a position (pending, invited, joined, rejected); queries name it (INDEXED BY):
+    // the planner prefers the covering rank index otherwise
+    index("subscribers_unranked_idx").on(t.waitlistId, t.joinedAt).where(sql`${t.rankedSeq} IS NULL`),
+    uniqueIndex("subscribers_invite_token_idx").on(t.inviteToken).where(sql`${t.inviteToken} IS NOT NULL`),
   ],
 );
 

@@ -190,7 +190,9 @@ export function apiGuard(deps: { db: Db; config: Config }) {
       if (text.trim() === "") return EMPTY_BODY;
       try {
         const value = JSON.parse(text);
-        return value !== null && typeof value === "object" && !Array.isArray(value) ? value : new BodyProblem("Request body must be a JSON object");
+        if (value === null || typeof value !== "object" || Array.isArray(value)) return new BodyProblem("Request body must be a JSON object");
+        const reserved = reservedKey(value);
+        return reserved ? new BodyProblem(`Request body uses the reserved key "${reserved}", which no field may have`) : value;
       } catch {
         return new BodyProblem("Request body is not valid JSON");
       }
@@ -209,6 +211,21 @@ export function apiGuard(deps: { db: Db; config: Config }) {
         detail: { security: [{ ApiKey: [] }] },
       }),
     });
+}
+
+/**
+ * A JSON object with its own `toString` or `valueOf` cannot be turned into text, which validation
+ * messages do (the fuzz tests found a 500 there): such a key is refused wherever it is nested.
+ */
+function reservedKey(root: object): string | null {
+  const stack: unknown[] = [root];
+  while (stack.length) {
+    const value = stack.pop();
+    if (value === null || typeof value !== "object") continue;
+    if (!Array.isArray(value)) for (const key of ["toString", "valueOf"]) if (Object.hasOwn(value, key)) return key;
+    for (const child of Object.values(value)) if (child !== null && typeof child === "object") stack.push(child);
+  }
+  return null;
 }
 
 function tooMany(d: RateDecision): AppError {

@@ -32,21 +32,21 @@ async function* pages(db: Db, waitlistId: string): AsyncGenerator<{ rows: Subscr
   let last: { points: number; seq: number } | null = null;
   for (;;) {
     const page: SQL = last
-      ? sql`SELECT * FROM (SELECT * FROM subscribers WHERE waitlist_id = ${waitlistId} AND points = ${last.points} AND seq > ${last.seq} ORDER BY seq LIMIT ${PAGE})
-            UNION ALL SELECT * FROM (SELECT * FROM subscribers WHERE waitlist_id = ${waitlistId} AND points < ${last.points} AND seq IS NOT NULL ORDER BY points DESC, seq ASC LIMIT ${PAGE})`
-      : sql`SELECT * FROM subscribers WHERE waitlist_id = ${waitlistId} AND seq IS NOT NULL ORDER BY points DESC, seq ASC LIMIT ${PAGE}`;
-    const rows: SubscriberRow[] = (await selectPage(db, page, sql`s.points DESC, s.seq ASC`, false)).slice(0, PAGE);
+      ? sql`SELECT * FROM (SELECT * FROM subscribers WHERE waitlist_id = ${waitlistId} AND points = ${last.points} AND ranked_seq > ${last.seq} ORDER BY ranked_seq LIMIT ${PAGE})
+            UNION ALL SELECT * FROM (SELECT * FROM subscribers WHERE waitlist_id = ${waitlistId} AND points < ${last.points} AND ranked_seq IS NOT NULL ORDER BY points DESC, ranked_seq ASC LIMIT ${PAGE})`
+      : sql`SELECT * FROM subscribers WHERE waitlist_id = ${waitlistId} AND ranked_seq IS NOT NULL ORDER BY points DESC, ranked_seq ASC LIMIT ${PAGE}`;
+    const rows: SubscriberRow[] = (await selectPage(db, page, sql`s.points DESC, s.ranked_seq ASC`, false)).slice(0, PAGE);
     if (rows.length === 0) break;
     yield { rows, ranked: true };
     const tail: SubscriberRow = rows[rows.length - 1];
-    last = { points: Number(tail.points), seq: Number(tail.seq) };
+    last = { points: Number(tail.points), seq: Number(tail.ranked_seq) };
   }
   let after: { joinedAt: number; id: string } | null = null;
   for (;;) {
     const from = after ? sql`AND (joined_at > ${after.joinedAt} OR (joined_at = ${after.joinedAt} AND id > ${after.id}))` : sql``;
     const rows = await selectPage(
       db,
-      sql`SELECT * FROM subscribers INDEXED BY subscribers_pending_idx WHERE waitlist_id = ${waitlistId} AND seq IS NULL ${from} ORDER BY joined_at ASC, id ASC LIMIT ${PAGE}`,
+      sql`SELECT * FROM subscribers INDEXED BY subscribers_unranked_idx WHERE waitlist_id = ${waitlistId} AND ranked_seq IS NULL ${from} ORDER BY joined_at ASC, id ASC LIMIT ${PAGE}`,
       sql`s.joined_at ASC, s.id ASC`,
       false,
     );

@@ -40,14 +40,19 @@ export const SignUpResponse = t.Object({
 const Tag = t.Object({ id: t.String(), name: t.String(), color: t.String() });
 const nullableString = t.Union([t.String(), t.Null()]);
 
+const Status = (description: string) =>
+  t.Union([t.Literal("pending"), t.Literal("waiting"), t.Literal("invited"), t.Literal("joined"), t.Literal("rejected")], { description });
+
 export const Subscriber = t.Object({
   id: t.String(),
   email: t.String(),
+  status: Status("Extension: pending (unconfirmed), waiting (in line, ranked), invited, joined or rejected"),
   deliverability: t.String({ description: "unconfirmed, confirmed, risky or unknown" }),
   name: nullableString,
   phone: nullableString,
-  position: t.Optional(t.Number({ description: "Absent while pending confirmation" })),
+  position: t.Optional(t.Number({ description: "Present while waiting in line; absent while pending and once invited, joined or rejected" })),
   inflated_position: t.Optional(t.Number()),
+  final_position: t.Optional(t.Union([t.Number(), t.Null()], { description: "Extension: the position held when the subscriber left the line" })),
   points: t.Optional(t.Number()),
   referral_code: t.Optional(t.String()),
   referred_by: nullableString,
@@ -73,6 +78,7 @@ export const ListQuery = t.Object({
   sort_by: t.Optional(t.Union([t.Literal("position"), t.Literal("points"), t.Literal("date"), t.Literal("referral_count"), t.Literal("email")])),
   sort_dir: t.Optional(t.Union([t.Literal("asc"), t.Literal("desc")])),
   tag: t.Optional(t.String({ description: "Tag name (case-insensitive) or id" })),
+  status: t.Optional(Status("Extension: only subscribers with this status")),
   q: t.Optional(t.String({ maxLength: 254, description: "Search: part of the email or name" })),
 });
 

@@ -34,6 +34,7 @@ export interface ListParams {
   sort_dir?: "asc" | "desc";
   tag?: string;
   q?: string;
+  status?: "pending" | "waiting" | "invited" | "joined" | "rejected";
 }
 
 /** DESIGN §4: list parameters are strict; nothing is clamped or defaulted silently. */
@@ -50,9 +51,9 @@ function orderOf(sort: Sort, dir: "asc" | "desc"): SQL {
   const reverse = sql.raw(dir === "asc" ? "DESC" : "ASC");
   switch (sort) {
     case "position":
-      return sql`(s.seq IS NULL), s.points ${reverse}, s.seq ${d}, s.joined_at ASC, s.id ASC`;
+      return sql`(s.ranked_seq IS NULL), s.points ${reverse}, s.ranked_seq ${d}, s.joined_at ASC, s.id ASC`;
     case "points":
-      return sql`(s.seq IS NULL), s.points ${d}, s.seq ASC, s.joined_at ASC, s.id ASC`;
+      return sql`(s.ranked_seq IS NULL), s.points ${d}, s.ranked_seq ASC, s.joined_at ASC, s.id ASC`;
     case "date":
       return sql`s.joined_at ${d}, s.id ${d}`;
     case "referral_count":
@@ -84,6 +85,8 @@ export async function listSubscribers(db: Db, waitlist: Waitlist, params: ListPa
 
   const filters: SQL[] = [sql`s.waitlist_id = ${waitlist.id}`];
   if (params.tag !== undefined) filters.push(await tagFilter(db, waitlist.id, params.tag));
+  if (params.status === "pending") filters.push(sql`s.status = 'pending'`);
+  else if (params.status) filters.push(sql`s.status = 'confirmed' AND s.access = ${params.status}`);
   const q = params.q?.trim();
   if (q) filters.push(sql`(s.email LIKE ${likePattern(q)} ESCAPE '\\' OR lower(s.name) LIKE ${likePattern(q)} ESCAPE '\\')`);
   const where = sql.join(filters, sql` AND `);
@@ -91,11 +94,11 @@ export async function listSubscribers(db: Db, waitlist: Waitlist, params: ListPa
   let total: number;
   let rows: SubscriberRow[];
   if (filters.length === 1) {
-    const [{ confirmed, pending }] = await db.all<{ confirmed: number; pending: number }>(sql`SELECT
-      (SELECT subscribers_count FROM waitlists WHERE id = ${waitlist.id}) AS confirmed,
-      (SELECT count(*) FROM subscribers INDEXED BY subscribers_pending_idx WHERE waitlist_id = ${waitlist.id} AND seq IS NULL) AS pending`);
-    total = Number(confirmed) + Number(pending);
-    rows = sort === "position" ? await rankedPage(db, waitlist.id, Number(confirmed), dir, offset, limit) : [];
+    const [{ ranked, unranked }] = await db.all<{ ranked: number; unranked: number }>(sql`SELECT
+      (SELECT coalesce(sum(count), 0) FROM rank_counts WHERE waitlist_id = ${waitlist.id} AND level = 63) AS ranked,
+      (SELECT count(*) FROM subscribers INDEXED BY subscribers_unranked_idx WHERE waitlist_id = ${waitlist.id} AND ranked_seq IS NULL) AS unranked`);
+    total = Number(ranked) + Number(unranked);
+    rows = sort === "position" ? await rankedPage(db, waitlist.id, Number(ranked), dir, offset, limit) : [];
   } else {
     const [{ n }] = await db.all<{ n: number }>(sql`SELECT count(*) AS n FROM subscribers s WHERE ${where}`);
     total = Number(n);
@@ -118,26 +121,26 @@ export async function listSubscribers(db: Db, waitlist: Waitlist, params: ListPa
  * (DESIGN §7), then read by index from there, and its positions are simply consecutive from that
  * row's; pending subscribers (no position) follow the ranked ones.
  */
-async function rankedPage(db: Db, waitlistId: string, confirmed: number, dir: "asc" | "desc", offset: number, limit: number): Promise<SubscriberRow[]> {
+async function rankedPage(db: Db, waitlistId: string, rankedCount: number, dir: "asc" | "desc", offset: number, limit: number): Promise<SubscriberRow[]> {
   const order = orderOf("position", dir);
   let ranked: SubscriberRow[] = [];
-  if (offset < confirmed) {
-    const start = await keyAtRank(db, waitlistId, dir === "asc" ? offset : confirmed - 1 - offset);
+  if (offset < rankedCount) {
+    const start = await keyAtRank(db, waitlistId, dir === "asc" ? offset : rankedCount - 1 - offset);
     if (start) {
       const page =
         dir === "asc"
-          ? sql`SELECT * FROM (SELECT * FROM subscribers WHERE waitlist_id = ${waitlistId} AND points = ${start.points} AND seq >= ${start.seq} ORDER BY seq ASC LIMIT ${limit})
-                UNION ALL SELECT * FROM (SELECT * FROM subscribers WHERE waitlist_id = ${waitlistId} AND points < ${start.points} AND seq IS NOT NULL ORDER BY points DESC, seq ASC LIMIT ${limit})`
-          : sql`SELECT * FROM (SELECT * FROM subscribers WHERE waitlist_id = ${waitlistId} AND points = ${start.points} AND seq <= ${start.seq} ORDER BY seq DESC LIMIT ${limit})
-                UNION ALL SELECT * FROM (SELECT * FROM subscribers WHERE waitlist_id = ${waitlistId} AND points > ${start.points} AND seq IS NOT NULL ORDER BY points ASC, seq DESC LIMIT ${limit})`;
+          ? sql`SELECT * FROM (SELECT * FROM subscribers WHERE waitlist_id = ${waitlistId} AND points = ${start.points} AND ranked_seq >= ${start.seq} ORDER BY ranked_seq ASC LIMIT ${limit})
+                UNION ALL SELECT * FROM (SELECT * FROM subscribers WHERE waitlist_id = ${waitlistId} AND points < ${start.points} AND ranked_seq IS NOT NULL ORDER BY points DESC, ranked_seq ASC LIMIT ${limit})`
+          : sql`SELECT * FROM (SELECT * FROM subscribers WHERE waitlist_id = ${waitlistId} AND points = ${start.points} AND ranked_seq <= ${start.seq} ORDER BY ranked_seq DESC LIMIT ${limit})
+                UNION ALL SELECT * FROM (SELECT * FROM subscribers WHERE waitlist_id = ${waitlistId} AND points > ${start.points} AND ranked_seq IS NOT NULL ORDER BY points ASC, ranked_seq DESC LIMIT ${limit})`;
       const rows = (await selectPage(db, page, order, false)).slice(0, limit);
-      ranked = rows.map((row, i) => ({ ...row, position: dir === "asc" ? offset + 1 + i : confirmed - offset - i }));
+      ranked = rows.map((row, i) => ({ ...row, position: dir === "asc" ? offset + 1 + i : rankedCount - offset - i }));
     }
   }
   if (ranked.length === limit) return ranked;
   const pending = await selectPage(
     db,
-    sql`SELECT * FROM subscribers INDEXED BY subscribers_pending_idx WHERE waitlist_id = ${waitlistId} AND seq IS NULL ORDER BY joined_at ASC, id ASC LIMIT ${limit - ranked.length} OFFSET ${Math.max(0, offset - confirmed)}`,
+    sql`SELECT * FROM subscribers INDEXED BY subscribers_unranked_idx WHERE waitlist_id = ${waitlistId} AND ranked_seq IS NULL ORDER BY joined_at ASC, id ASC LIMIT ${limit - ranked.length} OFFSET ${Math.max(0, offset - rankedCount)}`,
     sql`s.joined_at ASC, s.id ASC`,
     false,
   );

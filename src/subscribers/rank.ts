@@ -10,13 +10,13 @@ import type { Db } from "../db/client";
  * The 1-based position of the subscriber row aliased `s` (null while pending): the rows ahead are
  * read from at most (distinct points values + 2 x 256) counters and 256 index entries.
  */
-export const positionOf = (s: string): SQL => sql.raw(`CASE WHEN ${s}.seq IS NULL THEN NULL ELSE 1
+export const positionOf = (s: string): SQL => sql.raw(`CASE WHEN ${s}.ranked_seq IS NULL THEN NULL ELSE 1
   + (SELECT coalesce(sum(count), 0) FROM rank_counts WHERE waitlist_id = ${s}.waitlist_id AND level = 63 AND points > ${s}.points)
-  + (SELECT coalesce(sum(count), 0) FROM rank_counts WHERE waitlist_id = ${s}.waitlist_id AND level = 16 AND points = ${s}.points AND bucket < (${s}.seq >> 16))
+  + (SELECT coalesce(sum(count), 0) FROM rank_counts WHERE waitlist_id = ${s}.waitlist_id AND level = 16 AND points = ${s}.points AND bucket < (${s}.ranked_seq >> 16))
   + (SELECT coalesce(sum(count), 0) FROM rank_counts WHERE waitlist_id = ${s}.waitlist_id AND level = 8 AND points = ${s}.points
-       AND bucket >= ((${s}.seq >> 16) << 8) AND bucket < (${s}.seq >> 8))
+       AND bucket >= ((${s}.ranked_seq >> 16) << 8) AND bucket < (${s}.ranked_seq >> 8))
   + (SELECT count(*) FROM subscribers r WHERE r.waitlist_id = ${s}.waitlist_id AND r.points = ${s}.points
-       AND r.seq >= ((${s}.seq >> 8) << 8) AND r.seq < ${s}.seq)
+       AND r.ranked_seq >= ((${s}.ranked_seq >> 8) << 8) AND r.ranked_seq < ${s}.ranked_seq)
   END`);
 
 /** Which counter row holds the k-th (0-based) ranked entry, and how many of it come before. */
@@ -50,7 +50,7 @@ export async function keyAtRank(db: Db, waitlistId: string, k: number): Promise<
   );
   if (!b8) return null;
   const row = (await db.all<{ seq: number }>(sql`
-    SELECT seq FROM subscribers WHERE waitlist_id = ${waitlistId} AND points = ${points} AND seq >= ${b8.key * 256}
-    ORDER BY seq LIMIT 1 OFFSET ${k16 - b8.before}`))[0];
+    SELECT ranked_seq AS seq FROM subscribers WHERE waitlist_id = ${waitlistId} AND points = ${points} AND ranked_seq >= ${b8.key * 256}
+    ORDER BY ranked_seq LIMIT 1 OFFSET ${k16 - b8.before}`))[0];
   return row ? { points, seq: Number(row.seq) } : null;
 }

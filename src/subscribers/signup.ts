@@ -20,12 +20,14 @@ interface SignUpRow {
   id: string;
   status: "pending" | "confirmed";
   points: number;
+  /** null once invited, joined or rejected: then the position they held. */
   position: number | null;
+  final_position?: number | null;
   referral_code: string;
   sign_up_token: string;
 }
 const signUpRow = (waitlistId: string, email: string) =>
-  sql`SELECT s.id, s.status, s.points, s.referral_code, s.sign_up_token, ${positionOf("s")} AS position FROM subscribers s
+  sql`SELECT s.id, s.status, s.points, s.referral_code, s.sign_up_token, s.final_position, ${positionOf("s")} AS position FROM subscribers s
     WHERE s.waitlist_id = ${waitlistId} AND s.email = ${email}`;
 
 /** Its position from the per-points counters alone: it holds the highest confirmation number, so it is last among its points. */
@@ -37,7 +39,7 @@ const lastOfPoints = (s: string, self: "counted" | "not counted yet") =>
  * counters (SQLite runs RETURNING first), hence the + 1; the sign-up tests hold this to the spec.
  */
 const RETURNING = sql.raw(`RETURNING id, status, points, referral_code, sign_up_token,
-  CASE WHEN seq IS NULL THEN NULL ELSE ${lastOfPoints("subscribers", "not counted yet")} END AS position`);
+  CASE WHEN ranked_seq IS NULL THEN NULL ELSE ${lastOfPoints("subscribers", "not counted yet")} END AS position`);
 
 /** The new row read again at the end of a referred sign-up, whose referrer may have moved ahead of it. */
 const newRow = (id: string) =>
@@ -274,8 +276,8 @@ function answer(row: SignUpRow, waitlist: Waitlist, baseUrl: string, isNew: bool
     is_new_sign_up: isNew,
     is_pending_confirmation: false,
     message: isNew ? MESSAGES.newConfirmed : MESSAGES.repeatConfirmed,
-    position: Number(row.position),
-    inflated_position: Number(row.position) + waitlist.positionOffset,
+    position: Number(row.position ?? row.final_position),
+    inflated_position: Number(row.position ?? row.final_position) + waitlist.positionOffset,
     ...(isNew ? { points: Number(row.points) } : {}),
     referral_code: row.referral_code,
     sign_up_token: row.sign_up_token,

@@ -32,6 +32,13 @@ export interface SubscriberRow {
   joined_at: number;
   confirmed_at: number | null;
   updated_at: number;
+  access: "waiting" | "invited" | "joined" | "rejected";
+  ranked_seq: number | null;
+  final_position: number | null;
+  invite_token: string | null;
+  invited_at: number | null;
+  invite_expires_at: number | null;
+  accepted_at: number | null;
   position: number | null;
   tags_json: string;
 }
@@ -58,23 +65,26 @@ export function selectPage(db: Db, page: SQL, orderBy: SQL, withPosition = true)
 
 export const thankYouUrl = (baseUrl: string, token: string) => `${baseUrl}/t/${token}`;
 
-/** spec: Subscriber. Position, points, referral code and sign-up token exist only once confirmed (DESIGN §4). */
+/** Issue 11: `pending` (unconfirmed), then `waiting`, `invited`, `joined` or `rejected`. */
+export const statusOf = (row: Pick<SubscriberRow, "status" | "access">): "pending" | SubscriberRow["access"] => (row.status === "pending" ? "pending" : row.access);
+
+/**
+ * spec: Subscriber. Points, referral code and sign-up token exist only once confirmed (DESIGN §4); a
+ * position only while waiting in line, and `final_position` once invited, joined or rejected (issue 11).
+ */
 export function subscriberView(row: SubscriberRow, waitlist: Pick<Waitlist, "positionOffset">, baseUrl: string) {
-  const confirmed = row.status === "confirmed" && row.position !== null;
+  const confirmed = row.status === "confirmed";
+  const ranked = confirmed && row.access === "waiting" && row.position !== null;
   return {
     id: row.id,
     email: row.email,
+    status: statusOf(row),
     deliverability: row.deliverability,
     name: row.name,
     phone: row.phone,
-    ...(confirmed
-      ? {
-          position: Number(row.position),
-          inflated_position: Number(row.position) + waitlist.positionOffset,
-          points: Number(row.points),
-          referral_code: row.referral_code,
-        }
-      : {}),
+    ...(ranked ? { position: Number(row.position), inflated_position: Number(row.position) + waitlist.positionOffset } : {}),
+    ...(confirmed && !ranked ? { final_position: row.final_position === null ? null : Number(row.final_position) } : {}),
+    ...(confirmed ? { points: Number(row.points), referral_code: row.referral_code } : {}),
     referred_by: row.referred_by,
     referral_count: Number(row.referral_count),
     ...(confirmed ? { sign_up_token: row.sign_up_token, thank_you_url: thankYouUrl(baseUrl, row.sign_up_token) } : {}),
