@@ -44,6 +44,9 @@ describe("settings", () => {
       milestones: [],
       milestone_email: { subject: expect.stringContaining("{{waitlist_name}}"), body: expect.stringContaining("{{reward}}") },
       leaderboard: false,
+      invitation_email: { subject: expect.any(String), body: expect.stringContaining("{{invite_link}}") },
+      invite_expiry_days: 14,
+      invite_redirect_url: null,
     });
   });
 

@@ -15,10 +15,11 @@ export interface TemplateValues {
   referral_link?: string;
   confirm_link?: string;
   status_link?: string;
+  invite_link?: string;
 }
 
 /** Link placeholders become clickable in the HTML part; `_url` names are accepted as aliases. */
-const LINKS = new Set(["referral_link", "confirm_link", "status_link"]);
+const LINKS = new Set(["referral_link", "confirm_link", "status_link", "invite_link"]);
 const ALIASES: Record<string, string> = { referral_url: "referral_link", confirm_url: "confirm_link", status_url: "status_link", thank_you_link: "status_link" };
 const PLACEHOLDER = /\{\{\s*([a-z_]+)\s*\}\}/g;
 

@@ -10,7 +10,9 @@ export type EventType =
   | "subscriber.updated"
   | "subscriber.deleted"
   | "referral.credited"
-  | "milestone.reached";
+  | "milestone.reached"
+  | "subscriber.invited"
+  | "subscriber.joined";
 
 /** Starts delivery of committed outbox rows in the background. */
 export type Dispatch = (ids: string[]) => void;
@@ -44,7 +46,7 @@ export function webhookEvent(
 export function email(
   out: Outgoing,
   w: Pick<Waitlist, "id">,
-  template: "confirmation" | "welcome" | "milestone",
+  template: "confirmation" | "welcome" | "milestone" | "invitation",
   subscriberId: string,
   onlyIf: SQL = sql`1`,
   relatedId?: string,

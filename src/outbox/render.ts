@@ -44,6 +44,7 @@ export function templateValues(row: SubscriberRow, w: Waitlist, baseUrl: string)
         }
       : {}),
     ...(row.confirm_token ? { confirm_link: confirmLink(baseUrl, row.confirm_token) } : {}),
+    ...(row.invite_token && row.access === "invited" ? { invite_link: `${baseUrl}/i/${row.invite_token}` } : {}),
   };
 }
 
@@ -63,7 +64,9 @@ export async function renderPayload(db: Db, row: OutboxRow, baseUrl: string): Pr
         ? [w.confirmationSubject, w.confirmationBody]
         : row.topic === "milestone"
           ? [w.milestoneSubject, w.milestoneBody]
-          : [w.welcomeSubject, w.welcomeBody];
+          : row.topic === "invitation"
+            ? [w.invitationSubject, w.invitationBody]
+            : [w.welcomeSubject, w.welcomeBody];
     const email: Email = { to: sub.email, subject: renderSubject(subject, values), text: renderText(body, values), html: renderHtml(body, values) };
     return JSON.stringify(email);
   }

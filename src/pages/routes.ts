@@ -17,13 +17,22 @@ import { selectSubscribers } from "../subscribers/view";
 import { htmlResponse, notFoundPage, PAGE_HEADERS } from "./layout";
 import { renderHostedPage, withRef } from "./hosted";
 import { findPreview } from "../landing/preview";
-import { awaitingConfirmationPage, pendingPage, thankYouPage } from "./thank-you";
+import { acceptInvite, findByInviteToken } from "../subscribers/access";
+import { escapeHtml } from "./html";
+import { awaitingConfirmationPage, outOfLinePage, pendingPage, thankYouPage } from "./thank-you";
 
 const ASSETS: Record<string, { body: string; type: string }> = {
   "pages.css": { body: css as unknown as string, type: "text/css; charset=utf-8" },
   "pages.js": { body: js as unknown as string, type: "text/javascript; charset=utf-8" },
   "hosted.css": { body: hostedCss as unknown as string, type: "text/css; charset=utf-8" },
 };
+
+/** What a used, expired or withdrawn invite link shows instead (issue 11: a friendly page, not an error). */
+const INVITE_PAGES = {
+  joined: ["Invitation already used", "This invitation to {name} has already been accepted. If that was you, you are all set."],
+  expired: ["Invitation expired", "This invitation to {name} has expired. Ask the team for a new one."],
+  revoked: ["Invitation no longer valid", "This invitation to {name} is no longer valid."],
+} as const;
 
 const hostOf = (request: Request) => (request.headers.get("host") ?? "").toLowerCase().replace(/:\d+$/, "").replace(/\.$/, "");
 
@@ -92,7 +101,8 @@ export function pageRoutes(deps: { db: Db; config: Config; dispatch: Dispatch; l
         const [sub] = await selectSubscribers(db, sql`s.sign_up_token = ${params.token}`);
         if (!sub) return notFoundPage("Link not found", "This waitlist link is not valid. Check that you copied the whole address.");
         const [w] = await db.select().from(waitlists).where(eq(waitlists.id, sub.waitlist_id));
-        if (sub.status !== "confirmed" || sub.position === null) return htmlResponse(awaitingConfirmationPage(w));
+        if (sub.status !== "confirmed") return htmlResponse(awaitingConfirmationPage(w));
+        if (sub.access !== "waiting") return htmlResponse(outOfLinePage(sub, w));
         const [reached, leaders] = await Promise.all([
           db.all<{ referrals: number; reward: string }>(sql`SELECT referrals, reward FROM milestone_rewards WHERE subscriber_id = ${sub.id} ORDER BY referrals`),
           w.leaderboard
@@ -101,6 +111,28 @@ export function pageRoutes(deps: { db: Db; config: Config; dispatch: Dispatch; l
             : [],
         ]);
         return htmlResponse(thankYouPage(sub, w, config.baseUrl, { reached, leaders }));
+      },
+      { ...hidden, params: t.Object({ token: t.String() }) },
+    )
+    .get(
+      "/i/:token",
+      async ({ params }) => {
+        // issue 11: the single-use invite link
+        const row = await findByInviteToken(db, params.token);
+        if (!row) return notFoundPage("Invitation not found", "This invitation link is not valid. Check that you copied the whole address.");
+        const [w] = await db.select().from(waitlists).where(eq(waitlists.id, row.waitlist_id));
+        const state = await acceptInvite(db, w, row, dispatch);
+        if (state === "invited") {
+          if (w.inviteRedirectUrl) {
+            // the team's own app, configured in the settings (never a request parameter)
+            const target = new URL(w.inviteRedirectUrl);
+            target.searchParams.set("token", params.token);
+            return new Response(null, { status: 303, headers: { location: target.toString(), "cache-control": "no-store" } });
+          }
+          return htmlResponse(page(`Welcome to ${w.name}`, `<h1>You're in!</h1><p>Your invitation to ${escapeHtml(w.name)} is accepted. Welcome aboard.</p>`));
+        }
+        const [title, message] = INVITE_PAGES[state];
+        return htmlResponse(page(title, `<h1>${escapeHtml(title)}</h1><p>${escapeHtml(message.replace("{name}", w.name))}</p>`), 410);
       },
       { ...hidden, params: t.Object({ token: t.String() }) },
     )

@@ -100,3 +100,15 @@ export function awaitingConfirmationPage(w: Waitlist): string {
 <p>Confirm your email with the link we sent you to take your place on the ${escapeHtml(w.name)} waitlist.</p>`,
   );
 }
+
+/** Issue 11: once invited, joined or rejected, the status page says so (with the place that was held). */
+export function outOfLinePage(sub: SubscriberRow, w: Waitlist): string {
+  const held = sub.final_position === null ? "" : ` You were #${(Number(sub.final_position) + w.positionOffset).toLocaleString("en")} in line.`;
+  const [title, text] =
+    sub.access === "invited"
+      ? ["You're invited!", `Your wait for ${w.name} is over: check your inbox for your invitation link.${held}`]
+      : sub.access === "joined"
+        ? ["You're in!", `You have joined ${w.name}. Welcome aboard.${held}`]
+        : ["You're no longer on the list", `Your place on the ${w.name} waitlist has been withdrawn.`];
+  return page(title, `<h1>${escapeHtml(title)}</h1>\n<p id="access" data-access="${escapeHtml(sub.access)}">${escapeHtml(text)}</p>`);
+}

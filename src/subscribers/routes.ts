@@ -4,12 +4,13 @@ import type { Config } from "../config";
 import type { Db } from "../db/client";
 import type { apiGuard } from "../http/api";
 import { clientIp } from "../http/client-ip";
-import { errorResponses, SignUpErrorBody, ErrorBody } from "../http/errors";
-import { ListQuery, ListResponse, MessageResponse, SignUpBody, SignUpResponse, SubscriberResponse, UpdateBody, UpdateResponse } from "./model";
+import { errorResponses, notFound, SignUpErrorBody, ErrorBody } from "../http/errors";
+import { ListQuery, ListResponse, MessageResponse, SignUpBody, SignUpResponse, Subscriber, SubscriberResponse, UpdateBody, UpdateResponse } from "./model";
 import { signUp } from "./signup";
 import { getSubscriber, listSubscribers } from "./query";
 import { deleteSubscriber, updateSubscriber } from "./manage";
 import { exportCsv } from "./export";
+import { findByInviteToken, invite, INVITE_MAX, inviteState, reject } from "./access";
 import type { Dispatch } from "../outbox/events";
 
 const WaitlistParams = t.Object({ waitlistKey: t.String() });
@@ -70,6 +71,83 @@ export function subscriberRoutes(deps: { db: Db; config: Config; api: ReturnType
         api: subscribers,
         params: WaitlistParams,
         detail: { tags: ["Subscribers"], summary: "Export subscribers as CSV", description: "Streams every subscriber, ranked ones by position, then pending ones. Growth plan or higher." },
+      },
+    )
+    .post("/subscribers/invite", async ({ auth, body }) => ({ success: true, data: await invite(db, auth.waitlist!, body, config.baseUrl, dispatch) }), {
+      api: subscribers,
+      params: WaitlistParams,
+      body: t.Object(
+        {
+          count: t.Optional(t.Integer({ minimum: 1, maximum: INVITE_MAX, description: "Invite the next N waiting, by position" })),
+          ids: t.Optional(t.Array(t.String({ maxLength: 64 }), { minItems: 1, maxItems: INVITE_MAX })),
+          emails: t.Optional(t.Array(t.String({ maxLength: 254 }), { minItems: 1, maxItems: INVITE_MAX })),
+        },
+        { additionalProperties: false, description: "Exactly one of count, ids or emails" },
+      ),
+      response: {
+        200: t.Object({
+          success: t.Boolean(),
+          data: t.Object({ invited: t.Array(Subscriber), skipped: t.Array(t.Object({ id: t.String(), email: t.String(), status: t.String() })) }),
+        }),
+        ...errorResponses(400, 401, 403, 404, 429),
+      },
+      detail: {
+        tags: ["Subscribers"],
+        summary: "Invite subscribers (extension)",
+        description:
+          "Moves waiting subscribers to invited in one transaction: each keeps its position as final_position, gets a single-use invite link ({BASE_URL}/i/{token}) by the invitation email, and a subscriber.invited webhook is sent. Subscribers already invited are unchanged (idempotent); pending, joined and rejected ones are skipped. The rest of the line closes up at once.",
+      },
+    })
+    .post("/subscribers/:idOrEmail/reject", async ({ auth, params }) => ({ success: true, data: { subscriber: await reject(db, auth.waitlist!, params.idOrEmail, config.baseUrl) } }), {
+      api: subscribers,
+      params: SubscriberParams,
+      response: { 200: SubscriberResponse, ...errorResponses(401, 403, 404, 409, 429) },
+      detail: { tags: ["Subscribers"], summary: "Reject a subscriber (extension)", description: "Takes a waiting or invited subscriber out of line for good (an invite link stops working); final_position keeps the place held." },
+    })
+    .get(
+      "/invites/:token",
+      async ({ auth, params }) => {
+        const row = await findByInviteToken(db, params.token);
+        if (!row || row.waitlist_id !== auth.waitlist!.id) throw notFound("No such invitation in this waitlist");
+        const state = inviteState(row);
+        return {
+          success: true,
+          data: {
+            invite: {
+              status: state,
+              valid: state === "invited" || state === "joined",
+              invited_at: Number(row.invited_at),
+              expires_at: Number(row.invite_expires_at),
+              accepted_at: row.accepted_at === null ? null : Number(row.accepted_at),
+              subscriber: { id: row.id, email: row.email, name: row.name },
+            },
+          },
+        };
+      },
+      {
+        api: subscribers,
+        params: t.Object({ waitlistKey: t.String(), token: t.String() }),
+        response: {
+          200: t.Object({
+            success: t.Boolean(),
+            data: t.Object({
+              invite: t.Object({
+                status: t.Union([t.Literal("invited"), t.Literal("joined"), t.Literal("expired"), t.Literal("revoked")]),
+                valid: t.Boolean(),
+                invited_at: t.Number(),
+                expires_at: t.Number(),
+                accepted_at: t.Union([t.Number(), t.Null()]),
+                subscriber: t.Object({ id: t.String(), email: t.String(), name: t.Union([t.String(), t.Null()]) }),
+              }),
+            }),
+          }),
+          ...errorResponses(401, 403, 404, 429),
+        },
+        detail: {
+          tags: ["Subscribers"],
+          summary: "Verify an invite token (extension)",
+          description: "Whose invitation a token is and whether it is good: valid while invited and not expired, and once joined (your app receives the token after the link was used).",
+        },
       },
     )
     .get("/subscribers/:idOrEmail", async ({ auth, params }) => ({ success: true, data: { subscriber: await getSubscriber(db, auth.waitlist!, params.idOrEmail, config.baseUrl) } }), {

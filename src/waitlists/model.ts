@@ -93,6 +93,9 @@ export const SettingsPatchBody = t.Object(
     custom_domain: t.Optional(t.Union([t.String({ maxLength: 253 }), t.Null()])),
     milestones: t.Optional(t.Array(Milestone, { maxItems: MILESTONES_MAX, description: "Replaces the list; [] removes every milestone (rewards already reached stay)" })),
     milestone_email: t.Optional(t.Object(EmailTemplatePatch, { additionalProperties: false })),
+    invitation_email: t.Optional(t.Object(EmailTemplatePatch, { additionalProperties: false, description: "{{invite_link}} is the subscriber's single-use link" })),
+    invite_expiry_days: t.Optional(t.Integer({ minimum: 1, maximum: 365, description: "How long an invite link works (default 14)" })),
+    invite_redirect_url: t.Optional(t.Union([t.String({ maxLength: URL_MAX }), t.Null()], { description: "Where an accepted invite goes, with ?token=; null shows a welcome page" })),
     leaderboard: t.Optional(t.Boolean({ description: "Show the top 10 referrers (names or masked emails) on every subscriber's status page" })),
   },
   { additionalProperties: false },
@@ -117,6 +120,9 @@ export const Settings = t.Object({
   milestones: t.Array(t.Object({ referrals: t.Number(), reward: t.String(), tag: t.Union([t.String(), t.Null()]) })),
   milestone_email: t.Object({ subject: t.String(), body: t.String() }),
   leaderboard: t.Boolean(),
+  invitation_email: t.Object({ subject: t.String(), body: t.String() }),
+  invite_expiry_days: t.Number(),
+  invite_redirect_url: t.Union([t.String(), t.Null()]),
 });
 
 export const SettingsResponse = t.Object({ success: t.Boolean(), data: t.Object({ settings: Settings }) });

@@ -141,6 +141,9 @@ export function settingsView(w: Waitlist) {
     milestones: milestonesOf(w),
     milestone_email: { subject: w.milestoneSubject, body: w.milestoneBody },
     leaderboard: w.leaderboard,
+    invitation_email: { subject: w.invitationSubject, body: w.invitationBody },
+    invite_expiry_days: w.inviteExpiryDays,
+    invite_redirect_url: w.inviteRedirectUrl,
   };
 }
 
@@ -198,6 +201,11 @@ export async function updateSettings(db: Db, w: Waitlist, patch: SettingsPatch, 
   }
   if (patch.milestones !== undefined) set.milestones = checkMilestones(patch.milestones);
   if (patch.leaderboard !== undefined) set.leaderboard = patch.leaderboard;
+  const ie = patch.invitation_email;
+  if (ie?.subject !== undefined) set.invitationSubject = requireText(ie.subject, "invitation_email.subject");
+  if (ie?.body !== undefined) set.invitationBody = requireText(ie.body, "invitation_email.body");
+  if (patch.invite_expiry_days !== undefined) set.inviteExpiryDays = patch.invite_expiry_days;
+  if (patch.invite_redirect_url !== undefined) set.inviteRedirectUrl = patch.invite_redirect_url === null ? null : httpUrl(patch.invite_redirect_url, "invite_redirect_url");
   const me = patch.milestone_email;
   if (me?.subject !== undefined) set.milestoneSubject = requireText(me.subject, "milestone_email.subject");
   if (me?.body !== undefined) set.milestoneBody = requireText(me.body, "milestone_email.body");
@@ -217,14 +225,19 @@ function requireText(value: string, field: string): string {
   return value;
 }
 
-function checkWebhookUrl(raw: string, blockPrivate: boolean): string {
+function httpUrl(raw: string, field: string): string {
   let url: URL;
   try {
     url = new URL(raw.trim());
   } catch {
-    throw badRequest("webhook.url must be an absolute http(s) URL");
+    throw badRequest(`${field} must be an absolute http(s) URL`);
   }
-  if (url.protocol !== "http:" && url.protocol !== "https:") throw badRequest("webhook.url must be an absolute http(s) URL");
+  if (url.protocol !== "http:" && url.protocol !== "https:") throw badRequest(`${field} must be an absolute http(s) URL`);
+  return url.toString();
+}
+
+function checkWebhookUrl(raw: string, blockPrivate: boolean): string {
+  const url = new URL(httpUrl(raw, "webhook.url"));
   if (blockPrivate && isPrivateAddress(url.hostname)) throw badRequest("webhook.url points at a loopback or private address, which WEBHOOK_BLOCK_PRIVATE refuses");
   return url.toString();
 }
