@@ -1,5 +1,5 @@
-// Positions against a pure reference model (DESIGN §4, §7): seeded random sign-ups, referrals, PUT points,
-// deletes and referral-program toggles over real HTTP; the whole ordering is compared at checkpoints.
+// Positions against a pure reference model (DESIGN §4, §7; issue 11): seeded random sign-ups, referrals, PUT points,
+// deletes, invites, rejects and referral-program toggles over real HTTP; the whole ordering is compared at checkpoints.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { startServer, type TestServer } from "./support/server";
 
@@ -21,6 +21,8 @@ interface Sub {
   points: number;
   seq: number;
   referralCount: number;
+  /** Issue 11: only `waiting` subscribers are ranked. */
+  access: "waiting" | "invited" | "rejected";
   /** The referral that credited this subscriber's referrer: who, and how many points it gave. */
   credit: { referrer: string; points: number } | null;
 }
@@ -32,7 +34,7 @@ class Model {
   enabled = true;
   constructor(readonly signupPoints: number, readonly referralPoints: number) {}
   signUp(email: string, code: string, referrerEmail: string | null) {
-    const sub: Sub = { email, code, points: this.enabled ? this.signupPoints : 0, seq: ++this.seq, referralCount: 0, credit: null };
+    const sub: Sub = { email, code, points: this.enabled ? this.signupPoints : 0, seq: ++this.seq, referralCount: 0, access: "waiting", credit: null };
     if (referrerEmail) {
       const r = this.subs.get(referrerEmail)!;
       const pts = this.enabled ? this.referralPoints : 0;
@@ -55,8 +57,15 @@ class Model {
     for (const other of this.subs.values()) if (other.credit?.referrer === email) other.credit = null;
     this.subs.delete(email);
   }
+  /** The line: waiting subscribers in rank order. */
   ordered(): Sub[] {
-    return [...this.subs.values()].sort((a, b) => b.points - a.points || a.seq - b.seq);
+    return [...this.subs.values()].filter((x) => x.access === "waiting").sort((a, b) => b.points - a.points || a.seq - b.seq);
+  }
+  /** The next `n` in line are invited. */
+  invite(n: number): Sub[] {
+    const next = this.ordered().slice(0, n);
+    for (const x of next) x.access = "invited";
+    return next;
   }
 }
 
@@ -79,12 +88,15 @@ async function listAll(key: string, path: string, dir: "asc" | "desc") {
 async function checkpoint(model: Model, key: string, path: string, random: () => number, label: string) {
   const expected = model.ordered();
   const asc = await listAll(key, path, "asc");
-  expect(asc.total, label).toBe(expected.length);
-  expect(asc.rows.map((r) => [r.email, r.position, r.points, r.referral_count]), label).toEqual(
+  // the line by position, then those out of it (invited, rejected: no position)
+  expect(asc.total, label).toBe(model.subs.size);
+  expect(asc.rows.slice(0, expected.length).map((r) => [r.email, r.position, r.points, r.referral_count]), label).toEqual(
     expected.map((e, i) => [e.email, i + 1, e.points, e.referralCount]),
   );
+  const outOfLine = [...model.subs.values()].filter((x) => x.access !== "waiting");
+  expect(asc.rows.slice(expected.length).map((r) => [r.email, r.status, r.position]).sort(), label).toEqual(outOfLine.map((x) => [x.email, x.access, undefined]).sort());
   const desc = await listAll(key, path, "desc");
-  expect(desc.rows.map((r) => [r.email, r.position]), label).toEqual(expected.map((e, i) => [e.email, i + 1]).reverse());
+  expect(desc.rows.slice(0, expected.length).map((r) => [r.email, r.position]), label).toEqual(expected.map((e, i) => [e.email, i + 1]).reverse());
   // single reads agree with the list
   for (let i = 0; i < Math.min(5, expected.length); i++) {
     const pick = Math.floor(random() * expected.length);
@@ -92,12 +104,12 @@ async function checkpoint(model: Model, key: string, path: string, random: () =>
     expect(r.body.data.subscriber.position, label).toBe(pick + 1);
   }
   const stats = await s.request("GET", `${path}/stats`, { key });
-  expect(stats.body.data.subscribers_total, label).toBe(expected.length);
+  expect(stats.body.data.subscribers_total, label).toBe(model.subs.size);
 }
 
 describe("positions match the reference model", () => {
   for (const seed of [1, 42, 2026]) {
-    test(`seed ${seed}: sign-ups, referrals, PUT points, deletes and program toggles`, async () => {
+    test(`seed ${seed}: sign-ups, referrals, PUT points, deletes, invites, rejects and program toggles`, async () => {
       const random = rng(seed);
       const { key } = await s.account();
       const created = await s.request("POST", "/api/v1/waitlists", {
@@ -127,10 +139,26 @@ describe("positions match the reference model", () => {
           const points = [0, 30, 50, 80, 110, 500][Math.floor(random() * 6)];
           expect((await s.request("PUT", `${path}/subscribers/${encodeURIComponent(email)}`, { key, body: { points } })).status).toBe(200);
           model.setPoints(email, points);
-        } else if (roll < 0.93) {
+        } else if (roll < 0.88) {
           const email = emails[Math.floor(random() * emails.length)];
           expect((await s.request("DELETE", `${path}/subscribers/${encodeURIComponent(email)}`, { key })).status).toBe(200);
           model.remove(email);
+        } else if (roll < 0.94) {
+          // issue 11: the next 1 or 2 are invited, keeping their places as final_position; or one waiting is rejected
+          const waiting = model.ordered();
+          if (random() < 0.6 && waiting.length > 0) {
+            const n = 1 + Math.floor(random() * 2);
+            const places = waiting.slice(0, n).map((x, i) => [x.email, i + 1]);
+            const r = await s.request("POST", `${path}/subscribers/invite`, { key, body: { count: n } });
+            expect(r.status).toBe(200);
+            expect(r.body.data.invited.map((x: any) => [x.email, x.final_position])).toEqual(places);
+            model.invite(n);
+          } else if (waiting.length > 0) {
+            const pick = Math.floor(random() * waiting.length);
+            const r = await s.request("POST", `${path}/subscribers/${encodeURIComponent(waiting[pick].email)}/reject`, { key });
+            expect(r.body.data.subscriber.final_position).toBe(pick + 1);
+            waiting[pick].access = "rejected";
+          }
         } else {
           model.enabled = !model.enabled;
           const r = await s.request("PATCH", `${path}/settings`, { key, body: { referral_rewards: { enabled: model.enabled } } });
