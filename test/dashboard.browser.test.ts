@@ -397,3 +397,36 @@ describe("hostile text", () => {
     await finish(t);
   });
 });
+
+describe("launch day", () => {
+  test("invite the next 2 after previewing who they are, filter by status, reject one from its row", async () => {
+    const { key, w, t } = await teamWithWaitlist(s, "growth", "Launch day");
+    const path = `/api/v1/waitlist/${w.key}`;
+    for (let i = 1; i <= 5; i++) await s.request("POST", `${path}/sign-up`, { key, body: { email: `l${i}@example.com` } });
+    await s.request("PUT", `${path}/subscribers/l4@example.com`, { key, body: { points: 500 } });
+    await t.page.goto(`${s.url}/dashboard#/w/${w.key}`);
+    const rows = t.page.locator("table.subscribers tbody tr");
+    await hasCount(rows, 5);
+    await t.page.getByText("Invite the next in line").click();
+    await t.page.getByLabel("How many").fill("2");
+    await t.page.getByRole("button", { name: "Preview who" }).click();
+    await hasCount(t.page.locator(".invitees li"), 2);
+    expect(await t.page.locator(".invitees li").allTextContents()).toEqual(["#1 l4@example.com", "#2 l1@example.com"]);
+    await shot(t, "8-invite-preview");
+    await t.page.getByRole("button", { name: "Invite these 2" }).click();
+    await contains(t.page.locator("#status"), "Invited 2");
+    await t.page.getByLabel("Status").selectOption("invited");
+    await hasCount(rows, 2);
+    expect((await rows.locator("th").allTextContents()).sort()).toEqual(["l1@example.com", "l4@example.com"]);
+    await t.page.getByLabel("Status").selectOption("waiting");
+    await hasCount(rows, 3);
+    await t.page.getByRole("button", { name: "Reject l5@example.com" }).click();
+    await t.page.getByRole("dialog").getByRole("button", { name: "Reject" }).click();
+    await hasCount(rows, 2);
+    const l5 = (await s.request("GET", `${path}/subscribers/l5@example.com`, { key })).body.data.subscriber;
+    expect([l5.status, l5.final_position]).toEqual(["rejected", 3]);
+    const l2 = (await s.request("GET", `${path}/subscribers/l2@example.com`, { key })).body.data.subscriber;
+    expect([l2.status, l2.position]).toEqual(["waiting", 1]);
+    await finish(t);
+  });
+});

@@ -6,11 +6,11 @@ const W = 720;
 const H = 220;
 const PAD = { top: 12, right: 12, bottom: 28, left: 44 };
 
-/** A round axis maximum at or above `n` (1, 2, 5 x 10^k). */
+/** An axis maximum of four round steps (1, 2 or 5 x 10^k each) at or above `n`, so every grid line is a whole number. */
 function niceMax(n) {
-  if (n <= 4) return 4;
-  const p = 10 ** Math.floor(Math.log10(n));
-  return [1, 2, 5, 10].map((m) => m * p).find((m) => m >= n);
+  const raw = Math.max(1, n / 4);
+  const p = 10 ** Math.floor(Math.log10(raw));
+  return 4 * [1, 2, 5, 10].map((m) => m * p).find((m) => m >= raw);
 }
 
 /** `days`: [{date, sign_ups, views}] oldest first (GET .../stats/daily). */

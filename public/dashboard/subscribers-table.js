@@ -15,7 +15,7 @@ const NUMERIC = new Set(["Position", "Points", "Referrals"]);
 
 /** The table as a section element; `onChange` runs after an edit or delete (counters refresh). */
 export function subscribersTable(key, tags, onChange) {
-  const state = { page: 1, limit: 20, sort_by: "date", sort_dir: "desc", q: "", tag: "" };
+  const state = { page: 1, limit: 20, sort_by: "date", sort_dir: "desc", q: "", tag: "", status: "" };
   const body = h("div", { class: "table-wrap", "aria-live": "polite" });
   const pager = h("nav", { class: "pager", "aria-label": "Subscriber pages" });
   const error = h("p", { class: "notice error", role: "alert", hidden: true });
@@ -24,6 +24,7 @@ export function subscribersTable(key, tags, onChange) {
     const query = new URLSearchParams({ page: String(state.page), limit: String(state.limit), sort_by: state.sort_by, sort_dir: state.sort_dir });
     if (state.q) query.set("q", state.q);
     if (state.tag) query.set("tag", state.tag);
+    if (state.status) query.set("status", state.status);
     error.hidden = true;
     try {
       const { data } = await api("GET", `${wl(key)}/subscribers?${query}`);
@@ -41,7 +42,8 @@ export function subscribersTable(key, tags, onChange) {
       h(
         "tr",
         { "data-email": s.email },
-        h("td", { class: "num" }, s.position === undefined ? h("span", { class: "badge" }, "pending") : formatNumber(s.position)),
+        h("td", { class: "num" }, s.position === undefined ? (s.final_position ? `(${formatNumber(s.final_position)})` : "–") : formatNumber(s.position)),
+        h("td", {}, h("span", { class: `badge status-${s.status}` }, s.status)),
         h("th", { scope: "row" }, s.email),
         h("td", {}, s.name ?? ""),
         h("td", { class: "num" }, s.points === undefined ? "–" : formatNumber(s.points)),
@@ -51,6 +53,8 @@ export function subscribersTable(key, tags, onChange) {
         h(
           "td",
           { class: "row-actions" },
+          s.status === "waiting" ? h("button", { type: "button", "aria-label": `Invite ${s.email}`, onclick: () => inviteOne(s) }, "Invite") : null,
+          s.status === "waiting" || s.status === "invited" ? h("button", { type: "button", "aria-label": `Reject ${s.email}`, onclick: () => rejectOne(s) }, "Reject") : null,
           h("button", { type: "button", "aria-label": `Edit ${s.email}`, onclick: () => edit(s) }, "Edit"),
           h("button", { type: "button", class: "danger", "aria-label": `Delete ${s.email}`, onclick: () => remove(s) }, "Delete"),
         ),
@@ -63,7 +67,7 @@ export function subscribersTable(key, tags, onChange) {
             "table",
             { class: "subscribers" },
             h("caption", { class: "sr-only" }, `Subscribers, page ${data.page} of ${Math.max(1, data.pages)}`),
-            h("thead", {}, h("tr", {}, ["Position", "Email", "Name", "Points", "Referrals", "Tags", "Joined", "Actions"].map((c) => h("th", { scope: "col", class: NUMERIC.has(c) && "num" }, c)))),
+            h("thead", {}, h("tr", {}, ["Position", "Status", "Email", "Name", "Points", "Referrals", "Tags", "Joined", "Actions"].map((c) => h("th", { scope: "col", class: NUMERIC.has(c) && "num" }, c)))),
             h("tbody", {}, rows),
           )
         : h("p", { class: "empty" }, state.q || state.tag ? "No subscriber matches." : "No subscribers yet."),
@@ -131,6 +135,65 @@ export function subscribersTable(key, tags, onChange) {
     }
   }
 
+  async function inviteOne(s) {
+    try {
+      await api("POST", `${wl(key)}/subscribers/invite`, { ids: [s.id] });
+      announce(`Invited ${s.email}: the invitation email is on its way.`);
+      await onChange?.();
+      await load();
+    } catch (err) {
+      announce(err.message, "error");
+    }
+  }
+
+  async function rejectOne(s) {
+    if (!(await confirmDialog(`Reject ${s.email}?`, "They leave the line for good; an invitation they have stops working.", "Reject"))) return;
+    try {
+      await api("POST", `${wl(key)}/subscribers/${encodeURIComponent(s.id)}/reject`);
+      announce(`Rejected ${s.email}.`);
+      await onChange?.();
+      await load();
+    } catch (err) {
+      announce(err.message, "error");
+    }
+  }
+
+  /** "Invite next N": who they are first, then one click. */
+  const inviteCount = h("input", { type: "number", min: 1, max: 100, value: 10, inputmode: "numeric" });
+  const invitePreview = h("div", { class: "invite-preview", "aria-live": "polite" });
+  async function previewInvite() {
+    const n = Math.max(1, Math.min(100, Number(inviteCount.value) || 1));
+    try {
+      const { data } = await api("GET", `${wl(key)}/subscribers?status=waiting&sort_by=position&sort_dir=asc&limit=${n}`);
+      if (!data.subscribers.length) return mount(invitePreview, h("p", { class: "empty" }, "Nobody is waiting."));
+      mount(
+        invitePreview,
+        h("ol", { class: "invitees" }, data.subscribers.map((x) => h("li", {}, `#${x.position} ${x.email}`))),
+        h(
+          "button",
+          {
+            type: "button",
+            class: "primary",
+            onclick: async () => {
+              try {
+                const r = await api("POST", `${wl(key)}/subscribers/invite`, { count: data.subscribers.length });
+                mount(invitePreview);
+                announce(`Invited ${r.data.invited.length}: their invitation emails are on their way.`);
+                await onChange?.();
+                await load();
+              } catch (err) {
+                announce(err.message, "error");
+              }
+            },
+          },
+          `Invite these ${data.subscribers.length}`,
+        ),
+      );
+    } catch (err) {
+      mount(invitePreview, h("p", { class: "notice error", role: "alert" }, err.message));
+    }
+  }
+
   async function exportCsv(e) {
     const button = e.currentTarget;
     button.disabled = true;
@@ -169,6 +232,11 @@ export function subscribersTable(key, tags, onChange) {
   );
   const dir = h("select", { onchange: (e) => ((state.sort_dir = e.target.value), go(1)) }, h("option", { value: "desc" }, "Descending"), h("option", { value: "asc" }, "Ascending"));
   const tagFilter = h("select", { onchange: (e) => ((state.tag = e.target.value), go(1)) });
+  const statusFilter = h(
+    "select",
+    { onchange: (e) => ((state.status = e.target.value), go(1)) },
+    [["", "All"], ["waiting", "Waiting"], ["invited", "Invited"], ["joined", "Joined"], ["rejected", "Rejected"], ["pending", "Pending confirmation"]].map(([value, label]) => h("option", { value }, label)),
+  );
   const renderTagOptions = () => mount(tagFilter, h("option", { value: "" }, "All"), tags.map((t) => h("option", { value: t.id, selected: t.id === state.tag }, t.name)));
   renderTagOptions();
   /** New tag names become tags when first used: the filter and the edit dialog list them from then on. */
@@ -182,7 +250,14 @@ export function subscribersTable(key, tags, onChange) {
     "section",
     { class: "card", "aria-labelledby": "subs-title" },
     h("div", { class: "section-head" }, h("h2", { id: "subs-title" }, "Subscribers"), h("button", { type: "button", onclick: exportCsv }, "Export CSV")),
-    h("div", { class: "filters" }, field("Search", search), field("Sort by", sort), field("Order", dir), field("Tag", tagFilter)),
+    h(
+      "details",
+      { class: "invite-next" },
+      h("summary", {}, "Invite the next in line"),
+      h("div", { class: "row" }, field("How many", inviteCount), h("div", { class: "actions" }, h("button", { type: "button", onclick: previewInvite }, "Preview who"))),
+      invitePreview,
+    ),
+    h("div", { class: "filters" }, field("Search", search), field("Sort by", sort), field("Order", dir), field("Tag", tagFilter), field("Status", statusFilter)),
     error,
     body,
     pager,
