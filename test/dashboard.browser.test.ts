@@ -288,6 +288,8 @@ describe("settings", () => {
     await t.page.getByLabel("Referrals needed").fill("3");
     await t.page.getByLabel("Reward", { exact: true }).fill("Early access");
     await t.page.getByLabel("Tag (optional)").fill("insider");
+    await t.page.getByLabel("Links work for (days)").fill("7");
+    await t.page.getByLabel("After accepting, go to").fill("https://app.example.com/welcome");
     await t.page.getByRole("button", { name: "Save settings" }).click();
     await contains(t.page.locator("#status"), "Settings saved.");
     const saved = (await s.request("GET", `/api/v1/waitlist/${w.key}/settings`, { key })).body.data.settings;
@@ -301,6 +303,8 @@ describe("settings", () => {
       webhook: { url: hooks.url, enabled: true },
       leaderboard: true,
       milestones: [{ referrals: 3, reward: "Early access", tag: "insider" }],
+      invite_expiry_days: 7,
+      invite_redirect_url: "https://app.example.com/welcome",
     });
 
     await t.page.getByRole("button", { name: "Show signing secret" }).click();

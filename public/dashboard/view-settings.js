@@ -28,6 +28,10 @@ export async function settingsView(key) {
     webhookEnabled: checkbox("Send webhooks", s.webhook.enabled),
     customDomain: input("custom_domain", s.custom_domain, { placeholder: "waitlist.example.com" }),
     leaderboard: checkbox("Show the top 10 referrers (first names or masked emails) on every status page", s.leaderboard),
+    invitationSubject: input("invitation_subject", s.invitation_email.subject, { required: true }),
+    invitationBody: area("invitation_body", s.invitation_email.body, { required: true }),
+    inviteExpiryDays: input("invite_expiry_days", s.invite_expiry_days, { type: "number", min: 1, max: 365, inputmode: "numeric" }),
+    inviteRedirectUrl: input("invite_redirect_url", s.invite_redirect_url, { type: "url", placeholder: "https://app.example.com/welcome" }),
     milestoneSubject: input("milestone_subject", s.milestone_email.subject, { required: true }),
     milestoneBody: area("milestone_body", s.milestone_email.body, { required: true }),
   };
@@ -55,6 +59,9 @@ export async function settingsView(key) {
       leaderboard: checked(f.leaderboard),
       milestones: milestones.value(),
       milestone_email: { subject: f.milestoneSubject.value, body: f.milestoneBody.value },
+      invitation_email: { subject: f.invitationSubject.value, body: f.invitationBody.value },
+      invite_expiry_days: Number(f.inviteExpiryDays.value || 14),
+      invite_redirect_url: orNull(f.inviteRedirectUrl.value),
     };
     try {
       await api("PATCH", `${wl(key)}/settings`, body);
@@ -112,6 +119,14 @@ export async function settingsView(key) {
         field("Welcome body", f.welcomeBody, "Placeholders: {{name}}, {{position}}, {{inflated_position}}, {{referral_link}}, {{status_link}}, {{waitlist_name}}."),
         field("Confirmation subject", f.confirmationSubject),
         field("Confirmation body", f.confirmationBody, "Sent with double opt-in; {{confirm_link}} is the link to confirm."),
+      ),
+      h(
+        "section",
+        { class: "card" },
+        h("h2", {}, "Invitations"),
+        field("Invitation subject", f.invitationSubject),
+        field("Invitation body", f.invitationBody, "{{invite_link}} is the subscriber's single-use link."),
+        h("div", { class: "row" }, field("Links work for (days)", f.inviteExpiryDays), field("After accepting, go to", f.inviteRedirectUrl, "Your app; it receives ?token= to verify. Empty: a welcome page.")),
       ),
       h("section", { class: "card" }, h("h2", {}, "Webhooks"), field("Webhook URL", f.webhookUrl), f.webhookEnabled, webhookTools(key, s.webhook.signing_secret)),
       error,

@@ -3,11 +3,11 @@ import { sql, type SQL } from "drizzle-orm";
 import { stringify } from "csv-stringify/sync";
 import type { Db } from "../db/client";
 import type { Waitlist } from "../http/api";
-import { selectPage, thankYouUrl, type SubscriberRow } from "./view";
+import { selectPage, statusOf, thankYouUrl, type SubscriberRow } from "./view";
 
 const PAGE = 500;
 const COLUMNS = [
-  "id", "email", "name", "phone", "status", "position", "inflated_position", "points", "referral_code", "referred_by", "referral_count",
+  "id", "email", "name", "phone", "status", "position", "inflated_position", "final_position", "points", "referral_code", "referred_by", "referral_count",
   "deliverability", "tags", "country", "city", "timezone", "ip_address", "referring_domain", "joined_with", "joined_at", "thank_you_url", "metadata",
 ];
 
@@ -17,12 +17,13 @@ export const defuse = (value: string): string => (/^[=+\-@\t\r]/.test(value) ? `
 function record(row: SubscriberRow, position: number | null, waitlist: Waitlist, baseUrl: string): string[] {
   const tags = (JSON.parse(row.tags_json ?? "[]") as { name: string }[]).map((t) => t.name).join("; ");
   const ranked = position !== null;
+  const confirmed = row.status === "confirmed";
   const cells = [
-    row.id, row.email, row.name ?? "", row.phone ?? "", row.status,
-    ranked ? String(position) : "", ranked ? String(position + waitlist.positionOffset) : "", ranked ? String(row.points) : "",
-    ranked ? row.referral_code : "", row.referred_by ?? "", String(row.referral_count), row.deliverability, tags,
+    row.id, row.email, row.name ?? "", row.phone ?? "", statusOf(row),
+    ranked ? String(position) : "", ranked ? String(position + waitlist.positionOffset) : "", row.final_position === null ? "" : String(row.final_position),
+    confirmed ? String(row.points) : "", confirmed ? row.referral_code : "", row.referred_by ?? "", String(row.referral_count), row.deliverability, tags,
     row.country ?? "", row.city ?? "", row.timezone ?? "", row.ip_address ?? "", row.referring_domain ?? "", row.joined_with,
-    new Date(Number(row.joined_at)).toISOString(), ranked ? thankYouUrl(baseUrl, row.sign_up_token) : "", row.metadata,
+    new Date(Number(row.joined_at)).toISOString(), confirmed ? thankYouUrl(baseUrl, row.sign_up_token) : "", row.metadata,
   ];
   return cells.map(defuse);
 }
