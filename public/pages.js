@@ -14,3 +14,27 @@ for (const button of document.querySelectorAll("[data-copy]")) {
     setTimeout(() => (button.textContent = label), 1500);
   });
 }
+
+// The status page keeps its place in line current: every 30 s, and when the visitor comes back to the tab.
+const live = document.querySelector("[data-live]");
+if (live) {
+  const refresh = async () => {
+    try {
+      const res = await fetch(live.getAttribute("data-live"), { cache: "no-store" });
+      if (!res.ok) return;
+      const now = await res.json();
+      if (now.status !== "waiting" || now.inflated_position === null) return location.reload();
+      live.textContent = `#${now.inflated_position.toLocaleString("en")}`;
+      live.setAttribute("data-position", String(now.position));
+      for (const [id, value] of [["referrals", now.referral_count], ["points", now.points]]) {
+        const el = document.getElementById(id);
+        if (el) el.textContent = String(value);
+      }
+    } catch {
+      // offline for a moment: the next tick tries again
+    }
+  };
+  setInterval(refresh, 30_000);
+  window.addEventListener("focus", refresh);
+  document.addEventListener("visibilitychange", () => document.visibilityState === "visible" && refresh());
+}

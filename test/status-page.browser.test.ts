@@ -4,7 +4,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { Browser } from "playwright-core";
-import { startServer, type TestServer } from "./support/server";
+import { startServer, until, type TestServer } from "./support/server";
 import { isolatedPage, launchBrowser } from "./support/browser";
 
 const ARTIFACTS = join(import.meta.dir, "artifacts");
@@ -19,7 +19,7 @@ afterAll(async () => {
   await s?.stop();
 });
 
-test("a referrer's status page shows the place in line, the referrals, the next reward, the leaderboard and working share links", async () => {
+test("a referrer's status page shows the place in line (kept current), the referrals, the next reward, the leaderboard and working share links", async () => {
   const { key } = await s.account("growth");
   const w = (await s.request("POST", "/api/v1/waitlists", { key, body: { name: `Status ${Math.random().toString(36).slice(2, 8)}`, referral_rewards: { enabled: true } } })).body.data.waitlist;
   const path = `/api/v1/waitlist/${w.key}`;
@@ -45,6 +45,10 @@ test("a referrer's status page shows the place in line, the referrals, the next 
   const share = await page.locator(".networks a").evaluateAll((as) => as.map((a) => a.getAttribute("href") ?? ""));
   expect(share.every((href) => href.includes(encodeURIComponent(link)))).toBe(true);
   await page.screenshot({ path: join(ARTIFACTS, "status-page-phone.png"), fullPage: true });
+  // live: someone moves ahead, and the page follows when the visitor comes back to the tab
+  await s.request("PUT", `${path}/subscribers/first@example.com`, { key, body: { points: 10_000 } });
+  await page.evaluate("window.dispatchEvent(new Event('focus'))");
+  await until(async () => (await page.locator("#position").textContent()) === "#102", 5_000, "the position to refresh");
   const overflow = await page.evaluate<number>("document.documentElement.scrollWidth - document.documentElement.clientWidth");
   expect(overflow).toBeLessThanOrEqual(0);
   expect(problems).toEqual([]);

@@ -13,7 +13,7 @@ import type { Db } from "../db/client";
 import { waitlists } from "../db/schema";
 import type { Dispatch } from "../outbox/events";
 import { confirmSubscriber } from "../subscribers/confirm";
-import { selectSubscribers } from "../subscribers/view";
+import { selectSubscribers, statusOf } from "../subscribers/view";
 import { htmlResponse, notFoundPage, PAGE_HEADERS } from "./layout";
 import { renderHostedPage, withRef } from "./hosted";
 import { findPreview } from "../landing/preview";
@@ -133,6 +133,27 @@ export function pageRoutes(deps: { db: Db; config: Config; dispatch: Dispatch; l
         }
         const [title, message] = INVITE_PAGES[state];
         return htmlResponse(page(title, `<h1>${escapeHtml(title)}</h1><p>${escapeHtml(message.replace("{name}", w.name))}</p>`), 410);
+      },
+      { ...hidden, params: t.Object({ token: t.String() }) },
+    )
+    .get(
+      "/t/:token/live",
+      async ({ params }) => {
+        // issue 11: the status page keeps its numbers current (public/pages.js asks every 30 s and on return to the tab)
+        const [sub] = await selectSubscribers(db, sql`s.sign_up_token = ${params.token}`);
+        if (!sub) return Response.json({ statusCode: 404, error: "Not Found", message: "Unknown status link" }, { status: 404 });
+        const [w] = await db.select({ positionOffset: waitlists.positionOffset }).from(waitlists).where(eq(waitlists.id, sub.waitlist_id));
+        const position = sub.position === null ? null : Number(sub.position);
+        return Response.json(
+          {
+            status: statusOf(sub),
+            position,
+            inflated_position: position === null ? null : position + w.positionOffset,
+            referral_count: Number(sub.referral_count),
+            points: Number(sub.points),
+          },
+          { headers: { "cache-control": "no-store" } },
+        );
       },
       { ...hidden, params: t.Object({ token: t.String() }) },
     )

@@ -69,7 +69,7 @@ export function thankYouPage(sub: SubscriberRow, w: Waitlist, baseUrl: string, e
     `You're #${inflated} on the ${w.name} waitlist`,
     `<h1>${escapeHtml(greeting)}</h1>
 <p>Thanks for joining the ${escapeHtml(w.name)} waitlist.</p>
-<div class="position" id="position" data-position="${position}" data-inflated-position="${inflated}">#${inflated.toLocaleString("en")}</div>
+<div class="position" id="position" data-position="${position}" data-inflated-position="${inflated}" data-live="/t/${escapeHtml(sub.sign_up_token)}/live" aria-live="polite">#${inflated.toLocaleString("en")}</div>
 <div class="label">your place in line</div>
 <div class="stats"><span>Referrals: <strong id="referrals">${Number(sub.referral_count)}</strong></span><span>Points: <strong id="points">${Number(sub.points)}</strong></span></div>
 <section class="share" aria-labelledby="share-title">
