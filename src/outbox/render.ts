@@ -6,6 +6,7 @@ import type { Waitlist } from "../http/api";
 import { renderHtml, renderSubject, renderText, type TemplateValues } from "../email/templates";
 import { selectSubscribers, subscriberView, thankYouUrl, type SubscriberRow } from "../subscribers/view";
 import type { OutboxRow } from "./store";
+import { inviteLink } from "../subscribers/access";
 
 export interface Email {
   to: string;
@@ -44,7 +45,7 @@ export function templateValues(row: SubscriberRow, w: Waitlist, baseUrl: string)
         }
       : {}),
     ...(row.confirm_token ? { confirm_link: confirmLink(baseUrl, row.confirm_token) } : {}),
-    ...(row.invite_token && row.access === "invited" ? { invite_link: `${baseUrl}/i/${row.invite_token}` } : {}),
+    ...(row.invite_token && row.access === "invited" ? { invite_link: inviteLink(baseUrl, row.invite_token) } : {}),
   };
 }
 
