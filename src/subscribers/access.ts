@@ -46,7 +46,7 @@ export async function invite(db: Db, w: Waitlist, input: InviteInput, baseUrl: s
         const column = input.ids ? sql`s.id` : sql`s.email`;
         rows = await tx.all<SubscriberRow>(
           sql`SELECT s.*, ${positionOf("s")} AS position, '[]' AS tags_json FROM subscribers s
-            WHERE s.waitlist_id = ${w.id} AND ${column} IN (${sql.join(wanted.map((v) => sql`${v}`), sql`, `)})`,
+            WHERE s.waitlist_id = ${w.id} AND ${column} IN ${wanted}`,
         );
         const found = new Set(rows.map((r) => (input.ids ? r.id : r.email)));
         const missing = [...new Set(wanted)].filter((v) => !found.has(v));
@@ -67,7 +67,7 @@ export async function invite(db: Db, w: Waitlist, input: InviteInput, baseUrl: s
     { behavior: "immediate" },
   );
   dispatch(out.ids);
-  const after = targets.length ? await selectSubscribers(db, sql`s.id IN (${sql.join(targets.map((id) => sql`${id}`), sql`, `)})`) : [];
+  const after = targets.length ? await selectSubscribers(db, sql`s.id IN ${targets}`) : [];
   const byId = new Map(after.map((r) => [r.id, r]));
   const ordered = targets.map((id) => byId.get(id)).filter((r): r is SubscriberRow => r !== undefined);
   return {
