@@ -10,6 +10,7 @@ import m0007 from "../../drizzle/0007_waitlist_version.sql" with { type: "text" 
 import m0008 from "../../drizzle/0008_milestones.sql" with { type: "text" };
 import m0009 from "../../drizzle/0009_leaderboard.sql" with { type: "text" };
 import m0010 from "../../drizzle/0010_access_status.sql" with { type: "text" };
+import m0011 from "../../drizzle/0011_public_safety.sql" with { type: "text" };
 
 export const migrations: { tag: string; sql: string }[] = [
   { tag: "0000_init", sql: m0000 },
@@ -23,4 +24,5 @@ export const migrations: { tag: string; sql: string }[] = [
   { tag: "0008_milestones", sql: m0008 },
   { tag: "0009_leaderboard", sql: m0009 },
   { tag: "0010_access_status", sql: m0010 },
+  { tag: "0011_public_safety", sql: m0011 },
 ];

@@ -66,6 +66,10 @@ export const waitlists = sqliteTable(
       .default("Hi {{name}},\n\nYour wait is over: you are invited to {{waitlist_name}}.\n\nAccept your invitation: {{invite_link}}"),
     inviteExpiryDays: integer("invite_expiry_days").notNull().default(14),
     inviteRedirectUrl: text("invite_redirect_url"),
+    /** Issue 16: "off" or "altcha" (proof of work required on the public form). */
+    captcha: text("captcha", { enum: ["off", "altcha"] }).notNull().default("off"),
+    /** Issue 16: where the team's own sign-up form lives; referral links become `signup_url?ref=`. */
+    signupUrl: text("signup_url"),
     milestoneSubject: text("milestone_subject").notNull().default("You unlocked a reward on the {{waitlist_name}} waitlist"),
     milestoneBody: text("milestone_body")
       .notNull()
@@ -152,6 +156,8 @@ export const subscribers = sqliteTable(
     invitedAt: integer("invited_at"),
     inviteExpiresAt: integer("invite_expires_at"),
     acceptedAt: integer("accepted_at"),
+    /** Issue 16: set by the unsubscribe link; no email of any kind goes to this subscriber afterwards. */
+    unsubscribedAt: integer("unsubscribed_at"),
     updatedAt: integer("updated_at").notNull(),
   },
   (t) => [
@@ -322,6 +328,11 @@ export const landingPages = sqliteTable("landing_pages", {
   createdAt: integer("created_at").notNull(),
   updatedAt: integer("updated_at").notNull(),
   publishedAt: integer("published_at"),
+  /**
+   * Issue 16: the page as last published (JSON of the rendered fields), served while a newer AI draft
+   * is being worked on: generate changes the draft only, publish makes it live.
+   */
+  publishedSnapshot: text("published_snapshot"),
 });
 
 /**
@@ -363,4 +374,32 @@ export const milestoneRewards = sqliteTable(
     reachedAt: integer("reached_at").notNull(),
   },
   (t) => [primaryKey({ columns: [t.subscriberId, t.referrals] })],
+);
+
+/**
+ * ALTCHA solutions already accepted (issue 16): a solved challenge is good once, across instances.
+ * Kept until the challenge would have expired anyway, then pruned by cron.
+ */
+export const captchaSolutions = sqliteTable(
+  "captcha_solutions",
+  {
+    /** The challenge's signature (HMAC, unique per challenge). */
+    signature: text("signature").primaryKey(),
+    expiresAt: integer("expires_at").notNull(),
+  },
+  (t) => [index("captcha_solutions_expires_idx").on(t.expiresAt)],
+);
+
+/**
+ * Confirmation emails sent per address (issue 16: the form is not a mail relay): at most one per
+ * address and waitlist per 10 minutes and three per address a day. Rows older than a day are pruned.
+ */
+export const confirmationSends = sqliteTable(
+  "confirmation_sends",
+  {
+    email: text("email").notNull(),
+    waitlistId: text("waitlist_id").notNull(),
+    sentAt: integer("sent_at").notNull(),
+  },
+  (t) => [index("confirmation_sends_email_idx").on(t.email, t.sentAt), index("confirmation_sends_sent_idx").on(t.sentAt)],
 );
