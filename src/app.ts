@@ -59,6 +59,6 @@ export function buildApp(deps: AppDeps) {
     .use(formRoutes({ db, config, dispatch }))
     .use(pageRoutes({ db, config, dispatch, log: deps.log }))
     .use(dashboardRoutes())
-    .use(apiDocs()) as unknown as Elysia;
+    .use(apiDocs(config)) as unknown as Elysia;
   return app;
 }

@@ -1,6 +1,6 @@
-// OpenAPI 3 document at /swagger/json and Swagger UI at /swagger, its assets served from the binary (no CDN).
+// OpenAPI 3.1 document at /swagger/json (docs/document.ts) and Swagger UI at /swagger, its assets served from the binary (no CDN).
 import { Elysia } from "elysia";
-import { openapi } from "@elysiajs/openapi";
+import { buildDocument } from "./document";
 import bundle from "swagger-ui-dist/swagger-ui-bundle.js" with { type: "text" };
 import css from "swagger-ui-dist/swagger-ui.css" with { type: "text" };
 
@@ -31,8 +31,17 @@ const UI_PAGE = `<!doctype html>
 const UI_CSP =
   "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; font-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
-export function apiDocs() {
-  return new Elysia({ name: "docs/openapi" })
+const INFO = {
+  title: "Waitlist API",
+  version: "1.0.0",
+  description:
+    "Waitlists, subscribers, referrals, landing pages and analytics. Authenticate with an X-Api-Key header: an account key (wl_acct_...) or a per-waitlist key (wl_...). Pages, links and the public form action need no key.",
+};
+
+/** `config` is read when the document is first asked for: the server's BASE_URL is final by then (PORT=0). */
+export function apiDocs(config: { baseUrl: string }) {
+  let cached: { routes: number; doc: unknown } | null = null;
+  const docs: Elysia = new Elysia({ name: "docs/openapi" })
     .get("/swagger", () => new Response(UI_PAGE, { headers: { "content-type": "text/html; charset=utf-8", "content-security-policy": UI_CSP } }), { detail: { hide: true } })
     .get(
       "/swagger/assets/:file",
@@ -46,30 +55,17 @@ export function apiDocs() {
       },
       { detail: { hide: true } },
     )
-    .use(
-      openapi({
-        // the UI page is ours (above): the plugin serves the document only
-        path: "/swagger",
-        specPath: "/swagger/json",
-        provider: null,
-        exclude: { paths: [/^\/swagger/] },
-        documentation: {
-          info: {
-            title: "Waitlist API",
-            version: "1.0.0",
-            description: "Waitlists, subscribers, referrals, landing pages and analytics. Authenticate with an X-Api-Key header: an account key (wl_acct_...) or a per-waitlist key (wl_...).",
-          },
-          components: { securitySchemes: { ApiKey: { type: "apiKey", in: "header", name: "X-Api-Key" } } },
-          tags: [
-            { name: "Account", description: "The account behind a key" },
-            { name: "Waitlists", description: "Create and list waitlists (account key only)" },
-            { name: "Subscribers", description: "Sign-ups and subscriber data" },
-            { name: "Tags", description: "Labels on subscribers (extension)" },
-            { name: "Analytics", description: "Views and counters" },
-            { name: "Settings", description: "Per-waitlist settings and keys (extension)" },
-            { name: "Operations", description: "Health" },
-          ],
-        },
-      }),
-    );
+    // documented by docs/public-routes.ts, like every page
+    .get(
+      "/swagger/json",
+      () => {
+        // every route of the app, as @elysiajs/openapi reads them (a protected method)
+        const app = docs as unknown as { getGlobalRoutes(): { method: string; path: string }[] };
+        const routes = app.getGlobalRoutes().length;
+        if (cached?.routes !== routes) cached = { routes, doc: buildDocument(app, { ...INFO, baseUrl: config.baseUrl }) };
+        return cached.doc;
+      },
+      { detail: { hide: true } },
+    ) as unknown as Elysia;
+  return docs;
 }

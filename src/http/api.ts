@@ -36,6 +36,20 @@ export interface Policy {
   landing?: true;
 }
 
+/** Where the guard leaves a route's policy in its `detail`, for the OpenAPI document (docs/openapi.ts). */
+export const POLICY_EXTENSION = "x-api-policy";
+
+/** Every status the guard itself can answer on a route with this policy, before the handler runs. */
+export function guardStatuses(policy: Policy, method: string): number[] {
+  const statuses = [401, 429];
+  // a body that is not a JSON object, arrives too slowly, or is over 1 MB (onParse below)
+  if (method !== "GET" && method !== "HEAD") statuses.push(400, 408, 413);
+  // per-waitlist keys below Growth, and plan gates (DESIGN §3)
+  if (policy.key === "any" || policy.minPlan) statuses.push(403);
+  if (policy.landing) statuses.push(503);
+  return statuses;
+}
+
 /** What a request's error handler needs to know about the route that failed. */
 export const ERROR_SHAPE = Symbol("errorShape");
 const AUTH = Symbol("auth");
@@ -208,7 +222,7 @@ export function apiGuard(deps: { db: Db; config: Config }) {
         resolve: (ctx: any) => ({ auth: ctx[AUTH] as Auth }),
         // documents bodies as JSON; the global parser above has already read them
         parse: "json" as never,
-        detail: { security: [{ ApiKey: [] }] },
+        detail: { security: [{ ApiKey: [] }], [POLICY_EXTENSION]: policy },
       }),
     });
 }

@@ -102,3 +102,10 @@ export const LogViewErrorBody = t.Object(
 );
 
 export const errorResponses = (...statuses: number[]) => Object.fromEntries(statuses.map((s) => [s, ErrorBody]));
+
+/** The body schema `errorBody(shape, status, ...)` answers with, for the OpenAPI document (docs/openapi.ts). */
+export function errorSchema(shape: ErrorShape, status: number) {
+  if (shape === "logview" && status === 400) return LogViewErrorBody;
+  if (shape === "signup" && (status === 400 || status === 429)) return SignUpErrorBody;
+  return ErrorBody;
+}

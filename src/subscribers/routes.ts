@@ -70,7 +70,12 @@ export function subscriberRoutes(deps: { db: Db; config: Config; api: ReturnType
       {
         api: subscribers,
         params: WaitlistParams,
-        detail: { tags: ["Subscribers"], summary: "Export subscribers as CSV", description: "Streams every subscriber, ranked ones by position, then pending ones. Growth plan or higher." },
+        detail: {
+          tags: ["Subscribers"],
+          summary: "Export subscribers as CSV",
+          description: "Streams every subscriber, ranked ones by position, then pending ones. Growth plan or higher.",
+          responses: { 200: { description: "CSV with a header row, one subscriber a line (an attachment)", content: { "text/csv": { schema: { type: "string" } } } } },
+        },
       },
     )
     .post("/subscribers/invite", async ({ auth, body }) => ({ success: true, data: await invite(db, auth.waitlist!, body, config.baseUrl, dispatch) }), {

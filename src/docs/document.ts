@@ -1,0 +1,115 @@
+// The OpenAPI document: what Elysia generates from the routes' `response` and `detail`, completed with
+// what they can't express: the guard's own answers, headers, HTML pages and redirects, public security.
+import { toOpenAPISchema } from "@elysiajs/openapi";
+import { guardStatuses, POLICY_EXTENSION, type Policy } from "../http/api";
+import { errorResponse, HEADERS, rateLimitHeaders, RETRY_AFTER, LOCATION } from "./responses";
+import { PUBLIC_OPERATIONS, type PublicOperation } from "./public-routes";
+
+type Json = Record<string, any>;
+interface RouteLike {
+  method: string;
+  path: string;
+}
+interface AppLike {
+  getGlobalRoutes(): RouteLike[];
+}
+
+export const TAGS = [
+  { name: "Account", description: "The account behind a key" },
+  { name: "Waitlists", description: "Create and list waitlists (account key only)" },
+  { name: "Subscribers", description: "Sign-ups and subscriber data" },
+  { name: "Tags", description: "Labels on subscribers (extension)" },
+  { name: "Analytics", description: "Views and counters" },
+  { name: "Settings", description: "Per-waitlist settings and keys (extension)" },
+  { name: "Landing pages", description: "The hosted landing page, by hand or with AI" },
+  { name: "Public form", description: "The form action HTML forms post to (no key)" },
+  { name: "Pages", description: "Server-rendered pages and the links in emails (no key)" },
+  { name: "Docs", description: "Swagger UI, this document and the dashboard (no key)" },
+  { name: "Operations", description: "Health" },
+];
+
+const METHODS = ["get", "put", "post", "delete", "patch", "head", "options", "trace"];
+const templateOf = (path: string) => path.replace(/:([^/]+)/g, "{$1}");
+
+export function buildDocument(app: AppLike, info: { baseUrl: string; title: string; version: string; description: string }): Json {
+  // static assets (/swagger/assets, /assets, /dashboard/assets) and the CORS preflight stay out
+  const generated = toOpenAPISchema(app as any, { paths: [/\/assets\//] }) as Json;
+  const paths: Json = generated.paths;
+  const served = new Set(app.getGlobalRoutes().map((r) => `${r.method.toLowerCase()} ${templateOf(r.path)}`));
+
+  for (const op of PUBLIC_OPERATIONS) {
+    if (!served.has(`${op.method} ${op.path}`)) continue;
+    paths[op.path] ??= {};
+    paths[op.path][op.method] = merge(paths[op.path][op.method], op);
+  }
+  // a HEAD route answers as its GET, without a body
+  for (const key of served) {
+    const [method, path] = key.split(" ");
+    if (method !== "head" || paths[path]?.head || !paths[path]?.get) continue;
+    const get = paths[path].get;
+    const responses = Object.fromEntries(Object.entries(get.responses as Json).map(([status, r]) => [status, { description: r.description, ...(r.headers ? { headers: r.headers } : {}) }]));
+    paths[path].head = { ...get, operationId: `head${get.operationId[0].toUpperCase()}${get.operationId.slice(1)}`, responses };
+  }
+
+  for (const [path, item] of Object.entries(paths)) {
+    for (const method of METHODS) if (item[method]) complete(item[method], method, path);
+  }
+
+  return {
+    openapi: "3.1.0",
+    info: { title: info.title, version: info.version, description: info.description },
+    servers: [{ url: info.baseUrl, description: "This server (BASE_URL)" }],
+    tags: TAGS,
+    paths,
+    components: {
+      ...(Object.keys(generated.components?.schemas ?? {}).length ? { schemas: generated.components.schemas } : {}),
+      headers: HEADERS,
+      securitySchemes: { ApiKey: { type: "apiKey", in: "header", name: "X-Api-Key", description: "An account key (wl_acct_...) or a per-waitlist key (wl_...)" } },
+    },
+  };
+}
+
+/** A hidden route becomes the table's operation; a documented one gains the table's statuses, content types and headers. */
+function merge(existing: Json | undefined, op: PublicOperation): Json {
+  const parameters = [
+    ...[...op.path.matchAll(/\{([^}]+)\}/g)].map(([, name]) => ({ name, in: "path", required: true, schema: { type: "string" } })),
+    ...(op.query ?? []).map((name) => ({ name, in: "query", required: false, schema: { type: "string" } })),
+  ];
+  const base: Json = existing ?? { tags: op.tags, summary: op.summary, ...(op.description ? { description: op.description } : {}), ...(parameters.length ? { parameters } : {}) };
+  const responses: Json = { ...(base.responses ?? {}) };
+  for (const [status, r] of Object.entries(op.responses)) {
+    const had = responses[status] ?? {};
+    responses[status] = {
+      ...had,
+      ...r,
+      description: had.description ?? r.description,
+      ...(had.headers || r.headers ? { headers: { ...had.headers, ...r.headers } } : {}),
+      ...(had.content || r.content ? { content: { ...had.content, ...r.content } } : {}),
+    };
+  }
+  return { ...base, operationId: op.operationId, security: [], responses };
+}
+
+/** What every operation can also answer, and the headers that come with each answer. */
+function complete(op: Json, method: string, path: string): void {
+  const policy: Policy | undefined = op[POLICY_EXTENSION];
+  delete op[POLICY_EXTENSION];
+  op.responses ??= {};
+  const responses: Json = op.responses;
+  if (policy) {
+    for (const status of guardStatuses(policy, method.toUpperCase())) responses[status] ??= errorResponse(policy.errors ?? "standard", status);
+  } else {
+    // no key: the operation is public
+    op.security ??= [];
+  }
+  // a declared body over 1 MB is refused on every route before it is routed (http/request-log.ts)
+  responses[413] ??= errorResponse("standard", 413);
+  responses[500] ??= errorResponse("standard", 500);
+  for (const [status, r] of Object.entries(responses)) {
+    if (policy && status !== "413" && status !== "500") r.headers = { ...rateLimitHeaders(true), ...r.headers };
+    if (status === "429") r.headers = { ...r.headers, ...RETRY_AFTER };
+    if (/^3\d\d$/.test(status)) r.headers = { ...LOCATION, ...r.headers };
+  }
+  op.operationId ??= `${method}${path.replace(/[{}]/g, "").replace(/(^|[/_-])(\w)/g, (_m, _s, c: string) => c.toUpperCase())}`;
+  if (!op.summary) op.summary = op.operationId;
+}
