@@ -125,7 +125,7 @@ describe("OpenAPI", () => {
     // the public form action takes urlencoded, multipart and JSON, and needs no key
     const form = doc.paths["/s/{waitlistKey}"].post;
     expect(Object.keys(form.requestBody.content).sort()).toEqual(["application/json", "application/x-www-form-urlencoded", "multipart/form-data"]);
-    expect(form.security).toBeUndefined();
+    expect(form.security).toEqual([]); // issue 16: public operations say so
     // spec: sign-up 400/429 bodies are {statusCode, message}
     const signUp = doc.paths["/api/v1/waitlist/{waitlistKey}/sign-up"].post;
     expect(Object.keys(signUp.responses["400"].content["application/json"].schema.properties).sort()).toEqual(["data", "message", "statusCode"]);

@@ -64,7 +64,7 @@ export function buildDocument(app: AppLike, info: { baseUrl: string; title: stri
     components: {
       ...(Object.keys(generated.components?.schemas ?? {}).length ? { schemas: generated.components.schemas } : {}),
       headers: HEADERS,
-      securitySchemes: { ApiKey: { type: "apiKey", in: "header", name: "X-Api-Key", description: "An account key (wl_acct_...) or a per-waitlist key (wl_...)" } },
+      securitySchemes: { ApiKey: { type: "apiKey", in: "header", name: "X-Api-Key" } },
     },
   };
 }
