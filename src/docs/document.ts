@@ -58,7 +58,11 @@ export function buildDocument(app: AppLike, info: { baseUrl: string; title: stri
   return {
     openapi: "3.1.0",
     info: { title: info.title, version: info.version, description: info.description },
-    servers: [{ url: info.baseUrl, description: "This server (BASE_URL)" }],
+    // the origin the document was fetched from first, so Swagger UI works whatever host it was opened on
+    servers: [
+      { url: "/", description: "This server" },
+      { url: info.baseUrl, description: "This server's BASE_URL" },
+    ],
     tags: TAGS,
     paths,
     components: {
