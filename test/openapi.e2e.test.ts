@@ -315,6 +315,7 @@ describe("an end-to-end run conforms to the document", () => {
       await call(o.method, path, { key: o.op.security?.length ? key : undefined, body });
     }
     if (swept.length) console.log(`operations only reached by the generic call: ${swept.join(", ")}`);
+    if (process.env.OPENAPI_COVERAGE) for (const [id, statuses] of checker.exercised) console.log(id, [...statuses].sort().join(" "));
     expect(problems).toEqual([]);
     expect(checker.operations.filter((o) => !checker.exercised.has(o.id)).map((o) => o.id)).toEqual([]);
   });
