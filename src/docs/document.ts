@@ -102,6 +102,8 @@ function complete(op: Json, method: string, path: string): void {
   const responses: Json = op.responses;
   if (policy) {
     for (const status of guardStatuses(policy, method.toUpperCase())) responses[status] ??= errorResponse(policy.errors ?? "standard", status);
+    // only the guard answers 429 on an API route, and always with data.retry_after
+    responses[429] = errorResponse(policy.errors ?? "standard", 429);
   } else {
     // no key: the operation is public
     op.security ??= [];

@@ -1,6 +1,6 @@
 // What the public routes answer (pages, links, the form action, docs), for the OpenAPI document: their
 // routes are hidden from the generator or document JSON only, so their statuses, HTML and redirects live here.
-import { ErrorBody, SignUpErrorBody } from "../http/errors";
+import { ErrorBody, SignUpErrorBody, SignUpRateLimitedBody } from "../http/errors";
 import { HTML, htmlPage, json, LOCATION, plain, rateLimitHeaders, RETRY_AFTER } from "./responses";
 
 type Json = Record<string, any>;
@@ -195,7 +195,7 @@ export const PUBLIC_OPERATIONS: PublicOperation[] = [
       400: jsonOrPage("Invalid or missing field (JSON clients: the sign-up error shape; browsers: a page)", SignUpErrorBody, rateLimitHeaders(false)),
       403: jsonOrPage("The submitting site is not allowed to post to this waitlist", ErrorBody),
       404: jsonOrPage("No such waitlist", ErrorBody),
-      429: jsonOrPage("More than 10 posts a minute from this IP to this waitlist", SignUpErrorBody, { ...rateLimitHeaders(true), ...RETRY_AFTER }),
+      429: jsonOrPage("More than 10 posts a minute from this IP to this waitlist", SignUpRateLimitedBody, { ...rateLimitHeaders(true), ...RETRY_AFTER }),
     },
   },
 ];

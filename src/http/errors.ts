@@ -103,9 +103,15 @@ export const LogViewErrorBody = t.Object(
 
 export const errorResponses = (...statuses: number[]) => Object.fromEntries(statuses.map((s) => [s, ErrorBody]));
 
-/** The body schema `errorBody(shape, status, ...)` answers with, for the OpenAPI document (docs/openapi.ts). */
+/** DESIGN §5: a 429 always says when, in whole seconds from 1 to 60. */
+const RetryData = t.Object({ retry_after: t.Integer({ minimum: 1, maximum: 60 }) });
+export const RateLimitedBody = t.Object({ statusCode: t.Literal(429), error: t.String(), message: t.String(), data: RetryData }, { description: "Rate limit exceeded" });
+export const SignUpRateLimitedBody = t.Object({ statusCode: t.Literal(429), message: t.String(), data: RetryData }, { description: "Sign-up rate limit exceeded" });
+
+/** The body schema `errorBody(shape, status, ...)` answers with, for the OpenAPI document (docs/document.ts). */
 export function errorSchema(shape: ErrorShape, status: number) {
   if (shape === "logview" && status === 400) return LogViewErrorBody;
-  if (shape === "signup" && (status === 400 || status === 429)) return SignUpErrorBody;
+  if (status === 429) return shape === "signup" ? SignUpRateLimitedBody : RateLimitedBody;
+  if (shape === "signup" && status === 400) return SignUpErrorBody;
   return ErrorBody;
 }
