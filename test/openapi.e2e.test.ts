@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createClient, type Client } from "@libsql/client";
 import { startServer, type Response, type TestServer } from "./support/server";
-import { startReceiver, type Receiver } from "./support/peers";
+import { startFakeModel, startReceiver, type Receiver } from "./support/peers";
 import { openApiChecker, recorded, redoclyLint, type OpenApiChecker } from "./support/openapi";
 
 let s: TestServer;
@@ -251,6 +251,37 @@ describe("an end-to-end run conforms to the document", () => {
     expectStatus(await call("GET", `/p/${w.slug}?ref=abc`), 200);
     expectStatus(await call("POST", `${base}/landing-page/publish`, { key, body: { unpublish: true } }), 200);
     expectStatus(await call("POST", `${base}/landing-page/publish`, { key, body: { unpublish: "yes" } }), 400);
+  });
+
+  test("the AI builder against an OpenAI-compatible stub: 200, 409, 422 on publish, 502, 504 and 402", async () => {
+    const model = startFakeModel();
+    const ai = await startServer({ env: { RATE_LIMITS: "off", AI_BASE_URL: model.url, AI_API_KEY: "sk-test", AI_MODEL: "test-model", AI_TIMEOUT_MS: "1500" } });
+    try {
+      const aiCall = recorded(ai, checker, problems);
+      const { key } = await ai.account("business", ["--ai-credits", "3"]);
+      const w = (await aiCall("POST", "/api/v1/waitlists", { key, body: { name: `AI ${uniq()}` } })).body.data.waitlist;
+      const path = `/api/v1/waitlist/${w.key}/landing-page`;
+      const page = (html: string) => ({ kind: "json" as const, page: { title: "Fly with Rocket", description: "The fastest way to space.", style: "bold", primary_color: "#ff5500", html } });
+      const form = `<section><h1>Fly with Rocket</h1><form method="post" action="/s/${w.key}"><input type="email" name="email" required><button type="submit">Join</button></form></section>`;
+      expectStatus(await aiCall("POST", `${path}/generate`, { key, body: { prompt: "edit it", is_edit: true } }), 409);
+      model.next(page("<section><h1>Fly with Rocket</h1><p>No form here.</p></section>"));
+      expectStatus(await aiCall("POST", `${path}/generate`, { key, body: { prompt: "A page for a rocket startup" } }), 200);
+      expectStatus(await aiCall("POST", `${path}/publish`, { key }), 422);
+      model.next(page(form));
+      expectStatus(await aiCall("POST", `${path}/generate`, { key, body: { prompt: "Add a form", is_edit: true } }), 200);
+      expectStatus(await aiCall("GET", path, { key }), 200);
+      expectStatus(await aiCall("PATCH", path, { key, body: { headline: "Not on an AI page" } }), 409);
+      expectStatus(await aiCall("PATCH", path, { key, body: { theme: "dark" } }), 200);
+      expectStatus(await aiCall("POST", `${path}/publish`, { key }), 200);
+      model.next({ kind: "status", status: 500 });
+      expectStatus(await aiCall("POST", `${path}/generate`, { key, body: { prompt: "again", is_edit: true } }), 502);
+      model.next({ kind: "hang" });
+      expectStatus(await aiCall("POST", `${path}/generate`, { key, body: { prompt: "slowly", is_edit: true } }), 504);
+      expectStatus(await aiCall("POST", `${path}/generate`, { key, body: { prompt: "no credits left", is_edit: true } }), 402);
+    } finally {
+      await ai.stop();
+      model.stop();
+    }
   });
 
   test("the public form: JSON and browser posts, 400, 403, 404, 413 and 429", async () => {
