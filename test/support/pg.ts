@@ -27,6 +27,7 @@ async function startEmbedded(): Promise<string> {
   // as root the server runs as the `postgres` user, which must reach its data folder inside this one
   if (process.getuid?.() === 0) chmodSync(dir, 0o755);
   const port = await freePort();
+  const log: string[] = [];
   const pg = new EmbeddedPostgres({
     databaseDir: join(dir, "data"),
     port,
@@ -36,15 +37,19 @@ async function startEmbedded(): Promise<string> {
     // PostgreSQL refuses to run as root: as root, the package runs it as a `postgres` user it creates if missing
     createPostgresUser: true,
     postgresFlags: ["-c", "listen_addresses=127.0.0.1", "-c", "fsync=off", "-c", "max_connections=200"],
-    onLog: () => {},
-    onError: () => {},
+    onLog: (m: unknown) => log.push(String(m)),
+    onError: (m: unknown) => log.push(String(m)),
   });
   stop = async () => {
     await pg.stop().catch(() => {});
     rmSync(dir, { recursive: true, force: true });
   };
-  await pg.initialise();
-  await pg.start();
+  try {
+    await pg.initialise();
+    await pg.start();
+  } catch (err) {
+    throw new Error(`PostgreSQL did not start: ${(err as Error).message}\n${log.join("").slice(-2000)}`);
+  }
   return `postgres://postgres:postgres@127.0.0.1:${port}`;
 }
 
