@@ -35,8 +35,8 @@ const engines: Record<string, () => Promise<Store>> = {
 };
 
 async function seed(s: Store) {
-  await s.run(sql`INSERT INTO accounts (id, username, plan, ai_credits, created_at) VALUES ('a', 'a', 'business', 0, ${Date.now()})`);
-  await s.run(sql`INSERT INTO waitlists (id, account_id, key, slug, name, welcome_subject, welcome_body, confirmation_subject, confirmation_body, signing_secret, created_at, updated_at)
+  await s.exec(sql`INSERT INTO accounts (id, username, plan, ai_credits, created_at) VALUES ('a', 'a', 'business', 0, ${Date.now()})`);
+  await s.exec(sql`INSERT INTO waitlists (id, account_id, key, slug, name, welcome_subject, welcome_body, confirmation_subject, confirmation_body, signing_secret, created_at, updated_at)
     VALUES ('w', 'a', 'k', 's', 'Rocket', '', '', '', '', '', 0, 0)`);
 }
 
@@ -56,9 +56,9 @@ for (const [engine, open] of Object.entries(engines)) {
         sql`SELECT count(*) AS n, sum(seq) AS total, max(joined_at) AS joined FROM subscribers WHERE waitlist_id = 'w'`,
       );
       expect(row).toEqual({ n: 2, total: 3, joined: Date.UTC(2026, 0, 1) });
-      expect(await s.run(sql`UPDATE subscribers SET points = points + 1 WHERE waitlist_id = 'w'`)).toEqual({ changed: 2 });
-      expect(await s.run(sql`UPDATE subscribers SET points = 5 WHERE id = 'x1' RETURNING id`)).toEqual({ changed: 1 });
-      expect(await s.run(sql`DELETE FROM subscribers WHERE id = 'nobody'`)).toEqual({ changed: 0 });
+      expect(await s.exec(sql`UPDATE subscribers SET points = points + 1 WHERE waitlist_id = 'w'`)).toEqual({ changed: 2 });
+      expect(await s.exec(sql`UPDATE subscribers SET points = 5 WHERE id = 'x1' RETURNING id`)).toEqual({ changed: 1 });
+      expect(await s.exec(sql`DELETE FROM subscribers WHERE id = 'nobody'`)).toEqual({ changed: 0 });
     });
 
     test("a write group is all or nothing, and names the unique key it broke as SQLite does", async () => {
@@ -67,10 +67,10 @@ for (const [engine, open] of Object.entries(engines)) {
       const failed = await s.write([subscriber("y1", "c@example.com", 1), subscriber("y2", "c@example.com", 2)]).catch((e) => e);
       expect(s.d.uniqueKey(failed)).toBe("subscribers.waitlist_id, subscribers.email");
       expect(await s.rows(sql`SELECT id FROM subscribers`)).toEqual([]);
-      const slug = await s.run(sql`INSERT INTO waitlists (id, account_id, key, slug, name, welcome_subject, welcome_body, confirmation_subject, confirmation_body, signing_secret, created_at, updated_at)
+      const slug = await s.exec(sql`INSERT INTO waitlists (id, account_id, key, slug, name, welcome_subject, welcome_body, confirmation_subject, confirmation_body, signing_secret, created_at, updated_at)
         VALUES ('w2', 'a', 'k2', 's', 'Other', '', '', '', '', '', 0, 0)`).catch((e) => e);
       expect(s.d.uniqueKey(slug)).toBe("waitlists.slug");
-      const name = await s.run(sql`INSERT INTO waitlists (id, account_id, key, slug, name, welcome_subject, welcome_body, confirmation_subject, confirmation_body, signing_secret, created_at, updated_at)
+      const name = await s.exec(sql`INSERT INTO waitlists (id, account_id, key, slug, name, welcome_subject, welcome_body, confirmation_subject, confirmation_body, signing_secret, created_at, updated_at)
         VALUES ('w3', 'a', 'k3', 's3', 'ROCKET', '', '', '', '', '', 0, 0)`).catch((e) => e);
       expect(s.d.uniqueKey(name)).toBe("index 'waitlists_name_nocase_idx'");
       expect(s.d.uniqueKey(new Error("something else"))).toBeNull();

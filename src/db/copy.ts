@@ -71,7 +71,7 @@ export async function copyDatabase(from: Store, to: Store, opts: { batch?: numbe
   const totals = await countRows(from);
   const tables = tablesToCopy();
   for (const t of tables) {
-    if (DERIVED.has(t.name)) await to.run(sql`DELETE FROM ${ident(t.name)}`);
+    if (DERIVED.has(t.name)) await to.exec(sql`DELETE FROM ${ident(t.name)}`);
     const names = list(t.columns.map((c) => ident(c.name)));
     const order = list(t.key.map((k) => ident(k)));
     let after: unknown[] | null = null;

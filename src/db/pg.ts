@@ -45,7 +45,7 @@ export function pgStore(client: Sql): Store {
     async rows<T>(query: SQL) {
       return [...(await exec(client, query))] as T[];
     },
-    async run(query: SQL) {
+    async exec(query: SQL) {
       return { changed: changedOf(await exec(client, query)) };
     },
     async write(queries: SQL[]) {

@@ -14,7 +14,7 @@ export function sqliteStore(db: Db): Store {
     async rows<T>(query: SQL) {
       return (await db.$client.execute(toStatement(db, query))).rows as unknown as T[];
     },
-    async run(query: SQL) {
+    async exec(query: SQL) {
       return { changed: changedOf(await db.$client.execute(toStatement(db, query))) };
     },
     async write(queries: SQL[]) {

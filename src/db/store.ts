@@ -10,7 +10,7 @@ export interface Store {
   /** A read (or a write with RETURNING): its rows, integers as numbers. */
   rows<T = Row>(query: SQL): Promise<T[]>;
   /** A write: how many rows it changed (with RETURNING: how many it returned). */
-  run(query: SQL): Promise<{ changed: number }>;
+  exec(query: SQL): Promise<{ changed: number }>;
   /**
    * The statements in order, atomically: all or none. Each may use `d.prevChanged` for the row count of the one
    * before it. SQLite: shares the group commit of this event-loop turn. PostgreSQL: one transaction, run again
