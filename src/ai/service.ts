@@ -59,7 +59,7 @@ export async function generate(db: Db, config: Config, auth: Auth, w: Waitlist, 
     await refund();
     throw new AppError("bad_gateway", "The AI model's answer was not a page; your credit was refunded, so it is safe to retry");
   }
-  const clean = await sanitizePage(page.html, `/s/${w.key}`);
+  const clean = sanitizePage(page.html, `/s/${w.key}`);
   const title = plainText(page.title, 120) || plainText(w.name, 120);
   const description = plainText(page.description, 1000);
   const meta = { title, description, style: plainText(page.style, 200), primary_color: /^#[0-9a-f]{3,8}$/i.test(page.primary_color.trim()) ? page.primary_color.trim() : "", css: clean.css };
