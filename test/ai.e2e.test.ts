@@ -5,6 +5,7 @@ import type { Browser } from "playwright-core";
 import { startServer, until, type TestServer } from "./support/server";
 import { startFakeModel, type FakeModel } from "./support/peers";
 import { launchBrowser } from "./support/browser";
+import { createClient } from "@libsql/client";
 
 let s: TestServer;
 let model: FakeModel;
@@ -240,6 +241,26 @@ describe("a published page and its draft (issue 16: generate changes only the dr
     live = await hosted(w.slug);
     expect(live.html).toContain("Version two");
     expect(live.html).not.toContain("Standard page live");
+  });
+
+  test("a page published before snapshots existed (no published_snapshot) also stays online through is_edit", async () => {
+    const { key, w, path } = await waitlist();
+    model.next({ kind: "json", page: goodPage(w) }, { kind: "json", page: versionTwo(w) });
+    await s.request("POST", `${path}/generate`, { key, body: { prompt: "v1" } });
+    await s.request("POST", `${path}/publish`, { key });
+    const db = createClient({ url: s.dbUrl });
+    try {
+      await db.execute({ sql: "UPDATE landing_pages SET published_snapshot = NULL, version = version + 1 WHERE waitlist_id = (SELECT id FROM waitlists WHERE key = ?)", args: [w.key] });
+    } finally {
+      db.close();
+    }
+    expect((await hosted(w.slug)).html).toContain("Fly with Rocket");
+    expect((await s.request("POST", `${path}/generate`, { key, body: { prompt: "v2", is_edit: true } })).status).toBe(200);
+    const live = await hosted(w.slug);
+    expect(live.status).toBe(200);
+    expect(live.html).toContain("Fly with Rocket");
+    expect(live.html).not.toContain("Version two");
+    expect((await s.request("GET", path, { key })).body.data.landing_page).toMatchObject({ status: "published", has_unpublished_changes: true });
   });
 
   test("generate on an unpublished page makes a draft (spec status table); the page stays offline", async () => {
