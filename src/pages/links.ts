@@ -11,7 +11,7 @@ import type { Dispatch } from "../outbox/events";
 import { acceptInvite, findByInviteToken, inviteState } from "../subscribers/access";
 import { confirmSubscriber, findByConfirmToken } from "../subscribers/confirm";
 import { deleteSubscriber, findBySignUpToken, unsubscribe } from "../subscribers/manage";
-import { htmlResponse, notFoundPage } from "./layout";
+import { htmlResponse, notFoundPage, PAGE_CSP } from "./layout";
 import {
   alreadyConfirmedPage,
   confirmPage,
@@ -94,7 +94,11 @@ export function linkRoutes(deps: { db: Db; config: Config; dispatch: Dispatch })
         const w = row && (await waitlistOf(row.waitlist_id));
         if (!row || !w) return notFound("Invitation");
         const state = inviteState(row);
-        return state === "invited" ? htmlResponse(invitePage(w, params.token)) : htmlResponse(inviteGonePage(w, state), 410);
+        if (state !== "invited") return htmlResponse(inviteGonePage(w, state), 410);
+        const res = htmlResponse(invitePage(w, params.token));
+        // CSP form-action also governs the redirect after the POST: allow exactly the team's app
+        if (w.inviteRedirectUrl) res.headers.set("content-security-policy", PAGE_CSP.replace("form-action 'self'", `form-action 'self' ${new URL(w.inviteRedirectUrl).origin}`));
+        return res;
       },
       {
         params,
