@@ -133,7 +133,7 @@ describe("the invite link", () => {
       return linkIn(String(mail.text))!.split("/").pop()!;
     };
     const [expired, withdrawn] = [await tokenOf(emails[0]), await tokenOf(emails[1])];
-    const db = createClient({ url: s.dbUrl });
+    const db = createClient({ url: s.dbUrl, timeout: 5_000 });
     await db.execute({ sql: "UPDATE subscribers SET invite_expires_at = 1 WHERE invite_token = ?", args: [expired] });
     db.close();
     const late = await fetch(`${s.url}/i/${expired}`, { method: "POST" });
