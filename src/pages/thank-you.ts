@@ -6,6 +6,7 @@ import { escapeHtml } from "./html";
 import { page } from "./layout";
 import { maskEmail } from "../log";
 import { milestonesOf } from "../waitlists/service";
+import { manageSection } from "./link-pages";
 
 /** What the status page shows beyond the subscriber itself (issue 11): rewards reached, and the leaderboard if it is on. */
 export interface StatusExtras {
@@ -79,7 +80,8 @@ export function thankYouPage(sub: SubscriberRow, w: Waitlist, baseUrl: string, e
 <div class="networks">${networks}</div>
 </section>
 ${rewardsSection(sub, w, extras.reached)}
-${leaderboardSection(extras.leaders)}`,
+${leaderboardSection(extras.leaders)}
+${manageSection(sub)}`,
     { script: true, description: `Your place on the ${w.name} waitlist` },
   );
 }
@@ -110,5 +112,5 @@ export function outOfLinePage(sub: SubscriberRow, w: Waitlist): string {
       : sub.access === "joined"
         ? ["You're in!", `You have joined ${w.name}. Welcome aboard.${held}`]
         : ["You're no longer on the list", `Your place on the ${w.name} waitlist has been withdrawn.`];
-  return page(title, `<h1>${escapeHtml(title)}</h1>\n<p id="access" data-access="${escapeHtml(sub.access)}">${escapeHtml(text)}</p>`);
+  return page(title, `<h1>${escapeHtml(title)}</h1>\n<p id="access" data-access="${escapeHtml(sub.access)}">${escapeHtml(text)}</p>\n${manageSection(sub)}`);
 }
