@@ -204,6 +204,19 @@ describe('POST /s/{waitlistKey} with captcha "altcha"', () => {
   });
 });
 
+describe('"send it again" with captcha "altcha"', () => {
+  test("needs a solved challenge too (400 naming altcha without one), and accepts it once", async () => {
+    const { w } = await waitlist({ captcha: "altcha", double_opt_in: true });
+    const resend = (fields: Record<string, unknown>) =>
+      fetch(`${s.url}/pending/${w.key}/resend`, { method: "POST", body: JSON.stringify(fields), headers: json(s) }).then(async (r) => ({ status: r.status, body: (await r.json()) as any }));
+    const email = `again-${uniq()}@example.com`;
+    expect(await resend({ email })).toEqual({ status: 400, body: { statusCode: 400, message: expect.stringMatching(/^altcha is required/) } });
+    const altcha = await solved(s, w.key);
+    expect(await resend({ email, altcha })).toEqual({ status: 200, body: { success: true, message: expect.any(String) } });
+    expect((await resend({ email, altcha })).body.message).toBe("altcha was already used: solve a new captcha");
+  });
+});
+
 describe('captcha "off"', () => {
   test("no altcha is needed, and an altcha field sent anyway is not kept as metadata", async () => {
     const { key, w, path } = await waitlist({});
