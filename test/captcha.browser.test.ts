@@ -68,6 +68,41 @@ test("the hosted page's widget solves the challenge on submit and the sign-up la
   await t.context.close();
 }, 60_000);
 
+test("a team's own site (another origin) embeds the widget as the README shows; the post lands on the thank-you page", async () => {
+  const { key, w, path } = await publishedWaitlist({ captcha: "altcha" });
+  const origin = base();
+  // the team's site: another origin (127.0.0.1 on its own port), which the service counts as allowed
+  const site = Bun.serve({
+    port: 0,
+    hostname: "127.0.0.1",
+    fetch: () =>
+      new Response(
+        `<!doctype html><html><body>
+<form method="post" action="${origin}/s/${w.key}">
+<label>Email<input type="email" name="email" required></label>
+<link rel="stylesheet" href="${origin}/assets/altcha/altcha.css">
+<script type="module" src="${origin}/assets/altcha/captcha.js"></script>
+<altcha-widget challenge="${origin}/s/${w.key}/challenge" name="altcha" auto="onsubmit"></altcha-widget>
+<button>Join</button>
+</form></body></html>`,
+        { headers: { "content-type": "text/html" } },
+      ),
+  });
+  try {
+    const t = await tab();
+    await t.page.goto(`http://127.0.0.1:${site.port}/`);
+    await t.page.getByLabel("Email").fill("own-site@example.com");
+    await t.page.getByRole("button", { name: "Join" }).click();
+    await t.page.waitForURL(/\/t\//, { timeout: 30_000 });
+    expect((await s.request("GET", `${path}/subscribers/own-site%40example.com`, { key })).status).toBe(200);
+    expect(t.problems).toEqual([]);
+    expect(t.offsite).toEqual([]);
+    await t.context.close();
+  } finally {
+    site.stop(true);
+  }
+}, 60_000);
+
 test("the confirm-pending page's button sends the email again through the widget", async () => {
   const { w } = await publishedWaitlist({ captcha: "altcha", double_opt_in: true });
   const t = await tab();

@@ -107,16 +107,19 @@ export function formRoutes(deps: { db: Db; config: Config; dispatch: Dispatch })
       ({ params }) => {
         const asset = CAPTCHA_ASSETS[params.file];
         if (!asset) return new Response("not found", { status: 404 });
-        return new Response(asset.body, { headers: { "content-type": asset.type, "cache-control": "public, max-age=3600" } });
+        // public files: a team's own site loads the module script cross-origin (module scripts need CORS)
+        return new Response(asset.body, { headers: { "content-type": asset.type, "cache-control": "public, max-age=3600", "access-control-allow-origin": "*" } });
       },
       { detail: { hide: true }, params: t.Object({ file: t.String() }) },
     )
     .get(
       "/s/:waitlistKey/challenge",
-      async ({ params, set }) => {
+      async ({ params, set, request }) => {
         const w = await findWaitlist(params.waitlistKey);
         if (!w) throw new AppError("not_found", "This waitlist does not exist");
         set.headers["cache-control"] = "no-store";
+        // the widget on a site allowed to post the form fetches its challenge cross-origin
+        if (isAllowedHost(submittingHost(request), w, ownHost)) Object.assign(set.headers, cors(request));
         return issueChallenge(db, w.key);
       },
       {
