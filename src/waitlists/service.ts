@@ -147,6 +147,7 @@ export function settingsView(w: Waitlist) {
     invitation_email: { subject: w.invitationSubject, body: w.invitationBody },
     invite_expiry_days: w.inviteExpiryDays,
     invite_redirect_url: w.inviteRedirectUrl,
+    captcha: w.captcha,
   };
 }
 
@@ -204,6 +205,7 @@ export async function updateSettings(db: Db, w: Waitlist, patch: SettingsPatch, 
   }
   if (patch.milestones !== undefined) set.milestones = checkMilestones(patch.milestones);
   if (patch.leaderboard !== undefined) set.leaderboard = patch.leaderboard;
+  if (patch.captcha !== undefined) set.captcha = patch.captcha;
   const ie = patch.invitation_email;
   if (ie?.subject !== undefined) set.invitationSubject = requireText(ie.subject, "invitation_email.subject");
   if (ie?.body !== undefined) set.invitationBody = requireText(ie.body, "invitation_email.body");
