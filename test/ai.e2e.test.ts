@@ -248,7 +248,7 @@ describe("a published page and its draft (issue 16: generate changes only the dr
     model.next({ kind: "json", page: goodPage(w) }, { kind: "json", page: versionTwo(w) });
     await s.request("POST", `${path}/generate`, { key, body: { prompt: "v1" } });
     await s.request("POST", `${path}/publish`, { key });
-    const db = createClient({ url: s.dbUrl });
+    const db = createClient({ url: s.dbUrl, timeout: 5_000 });
     try {
       await db.execute({ sql: "UPDATE landing_pages SET published_snapshot = NULL, version = version + 1 WHERE waitlist_id = (SELECT id FROM waitlists WHERE key = ?)", args: [w.key] });
     } finally {

@@ -156,7 +156,7 @@ describe('POST /s/{waitlistKey} with captcha "altcha"', () => {
     const { w, total } = await waitlist();
     await solved(s, w.key); // the server has made its secret by now
     // a challenge as the server would have issued it 11 minutes ago: same secret (read from the database), expired
-    const client = createClient({ url: s.dbUrl });
+    const client = createClient({ url: s.dbUrl, timeout: 5_000 });
     const secret = String((await client.execute("SELECT value FROM meta WHERE key = 'altcha_hmac_secret'")).rows[0].value);
     client.close();
     const old = await createChallenge({
