@@ -5,6 +5,7 @@ import type { Browser } from "playwright-core";
 import { startServer, until, type TestServer } from "./support/server";
 import { startFakeModel, type FakeModel } from "./support/peers";
 import { launchBrowser } from "./support/browser";
+import { createClient } from "@libsql/client";
 
 let s: TestServer;
 let model: FakeModel;
@@ -170,6 +171,110 @@ describe("credits and failures", () => {
     const r = await noAi.request("POST", `${path}/generate`, { key, body: { prompt: "x" } });
     expect(r.status).toBe(503);
     expect((await noAi.request("GET", "/api/v1/me", { key })).body.data.ai_credits.remaining).toBe(10);
+  });
+});
+
+describe("a published page and its draft (issue 16: generate changes only the draft)", () => {
+  const hosted = async (slug: string) => {
+    const res = await fetch(`${s.url}/p/${slug}`);
+    return { status: res.status, html: await res.text() };
+  };
+  const versionTwo = (w: { key: string }) => goodPage(w, { title: "Version two", html: `<section><h1>Version two</h1><form action="/s/${w.key}"><input type="email" name="email"><button type="submit">Join v2</button></form></section>` });
+
+  test("is_edit on a published page leaves /p/{slug} serving the old page; GET says published with unpublished changes; publish makes it live", async () => {
+    const { key, w, path } = await waitlist();
+    model.next({ kind: "json", page: goodPage(w) });
+    await s.request("POST", `${path}/generate`, { key, body: { prompt: "v1" } });
+    expect((await s.request("POST", `${path}/publish`, { key })).status).toBe(200);
+    expect((await hosted(w.slug)).html).toContain("Fly with Rocket");
+
+    model.next({ kind: "json", page: versionTwo(w) });
+    const edit = await s.request("POST", `${path}/generate`, { key, body: { prompt: "v2", is_edit: true } });
+    expect(edit.status).toBe(200);
+    expect(edit.body.data.status).toBe("draft");
+    expect(edit.body.data.note).toContain("stays online");
+    let live = await hosted(w.slug);
+    expect(live.status).toBe(200);
+    expect(live.html).toContain("Fly with Rocket");
+    expect(live.html).not.toContain("Version two");
+    let page = (await s.request("GET", path, { key })).body.data.landing_page;
+    expect(page).toMatchObject({ status: "published", headline: "Version two", hosted_page_url: `${s.url.replace("127.0.0.1", "localhost")}/p/${w.slug}`, has_unpublished_changes: true });
+
+    // spec: PATCH of a published page is live at once, and the pending draft stays a draft
+    expect((await s.request("PATCH", path, { key, body: { theme: "dark" } })).status).toBe(200);
+    live = await hosted(w.slug);
+    expect(live.html).toContain('data-theme="dark"');
+    expect(live.html).toContain("Fly with Rocket");
+    expect((await s.request("GET", path, { key })).body.data.landing_page.has_unpublished_changes).toBe(true);
+
+    // in Chromium too, the visitor meets the published page
+    const context = await browser.newContext();
+    const tab = await context.newPage();
+    await tab.goto(`${s.url}/p/${w.slug}`);
+    expect(await tab.locator("h1").textContent()).toBe("Fly with Rocket");
+
+    expect((await s.request("POST", `${path}/publish`, { key })).status).toBe(200);
+    live = await hosted(w.slug);
+    expect(live.html).toContain("Version two");
+    expect(live.html).toContain('data-theme="dark"');
+    expect(live.html).not.toContain("Fly with Rocket");
+    await tab.reload();
+    expect(await tab.locator("h1").textContent()).toBe("Version two");
+    await context.close();
+    page = (await s.request("GET", path, { key })).body.data.landing_page;
+    expect(page).toMatchObject({ status: "published", headline: "Version two", has_unpublished_changes: false });
+  });
+
+  test("generate over a published standard page keeps the standard page live until publish", async () => {
+    const { key, w, path } = await waitlist();
+    expect((await s.request("POST", path, { key, body: { headline: "Standard page live" } })).status).toBe(201);
+    expect((await s.request("POST", `${path}/publish`, { key })).status).toBe(200);
+    model.next({ kind: "json", page: versionTwo(w) });
+    expect((await s.request("POST", `${path}/generate`, { key, body: { prompt: "make it AI" } })).status).toBe(200);
+    let live = await hosted(w.slug);
+    expect(live.status).toBe(200);
+    expect(live.html).toContain("Standard page live");
+    expect((await s.request("GET", path, { key })).body.data.landing_page).toMatchObject({ page_type: "ai", status: "published", has_unpublished_changes: true });
+    // copy fields of the (AI) draft still refuse a PATCH, as on any AI page
+    expect((await s.request("PATCH", path, { key, body: { headline: "Other" } })).status).toBe(409);
+    expect((await s.request("POST", `${path}/publish`, { key })).status).toBe(200);
+    live = await hosted(w.slug);
+    expect(live.html).toContain("Version two");
+    expect(live.html).not.toContain("Standard page live");
+  });
+
+  test("a page published before snapshots existed (no published_snapshot) also stays online through is_edit", async () => {
+    const { key, w, path } = await waitlist();
+    model.next({ kind: "json", page: goodPage(w) }, { kind: "json", page: versionTwo(w) });
+    await s.request("POST", `${path}/generate`, { key, body: { prompt: "v1" } });
+    await s.request("POST", `${path}/publish`, { key });
+    const db = createClient({ url: s.dbUrl, timeout: 5_000 });
+    try {
+      await db.execute({ sql: "UPDATE landing_pages SET published_snapshot = NULL, version = version + 1 WHERE waitlist_id = (SELECT id FROM waitlists WHERE key = ?)", args: [w.key] });
+    } finally {
+      db.close();
+    }
+    expect((await hosted(w.slug)).html).toContain("Fly with Rocket");
+    expect((await s.request("POST", `${path}/generate`, { key, body: { prompt: "v2", is_edit: true } })).status).toBe(200);
+    const live = await hosted(w.slug);
+    expect(live.status).toBe(200);
+    expect(live.html).toContain("Fly with Rocket");
+    expect(live.html).not.toContain("Version two");
+    expect((await s.request("GET", path, { key })).body.data.landing_page).toMatchObject({ status: "published", has_unpublished_changes: true });
+  });
+
+  test("generate on an unpublished page makes a draft (spec status table); the page stays offline", async () => {
+    const { key, w, path } = await waitlist();
+    model.next({ kind: "json", page: goodPage(w) }, { kind: "json", page: versionTwo(w) });
+    await s.request("POST", `${path}/generate`, { key, body: { prompt: "v1" } });
+    await s.request("POST", `${path}/publish`, { key });
+    expect((await s.request("POST", `${path}/publish`, { key, body: { unpublish: true } })).status).toBe(200);
+    await s.request("POST", `${path}/generate`, { key, body: { prompt: "v2", is_edit: true } });
+    expect((await s.request("GET", path, { key })).body.data.landing_page).toMatchObject({ status: "draft", hosted_page_url: null, has_unpublished_changes: false });
+    // (whatever /p/{slug} shows while no page is published, it is neither version)
+    const offline = await hosted(w.slug);
+    expect(offline.html).not.toContain("Fly with Rocket");
+    expect(offline.html).not.toContain("Version two");
   });
 });
 

@@ -407,6 +407,8 @@ describe("rate limits", () => {
       expect(retry).toBeLessThanOrEqual(60);
       expectHeaders(refused, t0, "429");
       expect(rate(refused)).toMatchObject({ limit: "5", remaining: "0" });
+      // issue 16: every 429 says when, in the header as in the body
+      expect(refused.headers.get("retry-after")).toBe(String(retry));
       // retry_after points at the window's end
       expect(Math.abs(Number(rate(refused).reset) - Math.ceil(t0 / 1000) - retry)).toBeLessThanOrEqual(1);
 

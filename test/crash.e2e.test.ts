@@ -68,7 +68,7 @@ test("every sign-up answered 200 before a SIGKILL is there after the restart, ra
 
   // what the first instance owed: rows it had claimed when it died wait out their 60 s claim, which
   // the test shortens; everything else goes out at start-up or on the 5 s retry job
-  const db = createClient({ url: first.dbUrl });
+  const db = createClient({ url: first.dbUrl, timeout: 5_000 });
   await db.execute({ sql: "UPDATE outbox SET locked_until = 0 WHERE waitlist_id = ? AND status = 'pending'", args: [w.id] });
   db.close();
   await until(() => answered.every((email) => smtp.messages.some((m) => JSON.stringify(m.to).includes(email))), 20_000, "a welcome email for every answered sign-up");

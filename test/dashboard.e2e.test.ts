@@ -122,7 +122,7 @@ describe("POST .../landing-page/preview (extension)", () => {
     expect(unknown.text).toContain("Preview expired");
     const r = await s.request("POST", `${path}/preview`, { key, body: { headline: "Soon gone" } });
     const token = r.body.data.preview_url.split("/").pop();
-    const db = createClient({ url: s.dbUrl });
+    const db = createClient({ url: s.dbUrl, timeout: 5_000 });
     await db.execute({ sql: "UPDATE landing_previews SET expires_at = ? WHERE token = ?", args: [Date.now() - 1, token] });
     db.close();
     expect((await s.request("GET", `/preview/${token}`)).status).toBe(404);

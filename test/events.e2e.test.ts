@@ -76,7 +76,8 @@ describe("double opt-in", () => {
     const again = await s.request("POST", `${path}/sign-up`, { key, body: { email } });
     expect(again.body).toEqual({ success: true, is_new_sign_up: false, is_pending_confirmation: true, message: expect.any(String), redirect_url: expect.stringMatching(/\/pending\//) });
 
-    const follow = await fetch(local(link), { redirect: "manual" });
+    // the link's page (GET) changes nothing; its button POSTs to the same URL (issue 16)
+    const follow = await fetch(local(link), { method: "POST", redirect: "manual" });
     expect(follow.status).toBe(303);
     const confirmed = (await s.request("GET", `${path}/subscribers/${encodeURIComponent(email)}`, { key })).body.data.subscriber;
     expect(follow.headers.get("location")).toBe(confirmed.thank_you_url);
@@ -89,8 +90,8 @@ describe("double opt-in", () => {
     expect(welcome.text).toContain("You are #101.");
     expect(welcome.text).toContain(`/p/${w.slug}?ref=${confirmed.referral_code}`);
 
-    // a second click only redirects: no second welcome, no second event
-    const second = await fetch(local(link), { redirect: "manual" });
+    // a second POST only redirects: no second welcome, no second event
+    const second = await fetch(local(link), { method: "POST", redirect: "manual" });
     expect(second.status).toBe(303);
     expect(second.headers.get("location")).toBe(confirmed.thank_you_url);
     await until(() => eventsFor(w.key, "subscriber.confirmed").length === 1, 5_000, "confirmed event");
@@ -109,15 +110,15 @@ describe("double opt-in", () => {
     for (const email of [a, b]) await s.request("POST", `${path}/sign-up`, { key, body: { email } });
     const linkOf = async (email: string) => (await until(() => mailTo(email)[0], 5_000, `email to ${email}`))!.text!.match(/\/confirm\/([A-Za-z0-9]+)/)![0];
     // b confirms first, so b is ahead of a
-    await fetch(`${s.url}${await linkOf(b)}`, { redirect: "manual" });
-    await fetch(`${s.url}${await linkOf(a)}`, { redirect: "manual" });
+    await fetch(`${s.url}${await linkOf(b)}`, { method: "POST", redirect: "manual" });
+    await fetch(`${s.url}${await linkOf(a)}`, { method: "POST", redirect: "manual" });
     const get = async (email: string) => (await s.request("GET", `${path}/subscribers/${encodeURIComponent(email)}`, { key })).body.data.subscriber;
     expect((await get(b)).position).toBe(1);
     expect((await get(a)).position).toBe(2);
     // c is referred by a; a is credited only once c confirms
     await s.request("POST", `${path}/sign-up`, { key, body: { email: c, metadata: { referred_by: (await get(a)).referral_code } } });
     expect((await get(a)).referral_count).toBe(0);
-    await fetch(`${s.url}${await linkOf(c)}`, { redirect: "manual" });
+    await fetch(`${s.url}${await linkOf(c)}`, { method: "POST", redirect: "manual" });
     const referrer = await get(a);
     expect(referrer.referral_count).toBe(1);
     expect(referrer.points).toBe(80);
@@ -132,7 +133,7 @@ describe("double opt-in", () => {
     const email = `nowelcome-${uniq()}@example.com`;
     await s.request("POST", `${path}/sign-up`, { key, body: { email } });
     const link = (await until(() => mailTo(email)[0], 5_000))!.text!.match(/\/confirm\/[A-Za-z0-9]+/)![0];
-    expect((await fetch(`${s.url}${link}`, { redirect: "manual" })).status).toBe(303);
+    expect((await fetch(`${s.url}${link}`, { method: "POST", redirect: "manual" })).status).toBe(303);
     const rows = await sql(s, "SELECT o.topic FROM outbox o JOIN subscribers x ON x.id = o.subscriber_id WHERE x.email = ? AND o.kind = 'email'", [email]);
     expect(rows.map((r) => r.topic)).toEqual(["confirmation"]);
   });

@@ -158,6 +158,8 @@ describe("errors and limits", () => {
       const body = (await last.json()) as any;
       expect(body).toEqual({ statusCode: 429, message: expect.any(String), data: { retry_after: expect.any(Number) } });
       expect(last.headers.get("x-ratelimit-remaining")).toBe("0");
+      // issue 16: every 429 says when
+      expect(last.headers.get("retry-after")).toBe(String(body.data.retry_after));
     }
     const other = await post(limited, b.w.key, JSON.stringify({ email: `other-${uniq()}@example.com` }), { "content-type": "application/json", accept: "application/json", origin: own(limited) });
     expect(other.status).toBe(200);

@@ -16,7 +16,7 @@ let tagId: string;
 let operations: { method: string; path: string }[];
 beforeAll(async () => {
   s = await startServer({ env: { RATE_LIMITS: "off" } });
-  db = createClient({ url: s.dbUrl });
+  db = createClient({ url: s.dbUrl, timeout: 5_000 });
   key = (await s.account("business")).key;
   const w = (await s.request("POST", "/api/v1/waitlists", { key, body: { name: "Fuzzed", landing_page: { headline: "Fuzz me" } } })).body.data.waitlist;
   waitlistKey = w.key;

@@ -105,14 +105,14 @@ describe("the invite link", () => {
     const link = linkIn(String(mail.text))!;
     const token = link.split("/").pop()!;
 
-    const first = await fetch(`${s.url}${link}`, { redirect: "manual" });
+    const first = await fetch(`${s.url}${link}`, { method: "POST", redirect: "manual" });
     expect(first.status).toBe(303);
     expect(first.headers.get("location")).toBe(`https://app.example.com/welcome?from=waitlist&token=${token}`);
     const joined = await one(invitedEmail);
     expect([joined.status, joined.final_position]).toEqual(["joined", 1]);
     await until(() => events("subscriber.joined").length === 1, 5_000, "joined webhook");
 
-    const second = await fetch(`${s.url}${link}`, { redirect: "manual" });
+    const second = await fetch(`${s.url}${link}`, { method: "POST", redirect: "manual" });
     expect(second.status).toBe(410);
     expect(await second.text()).toContain("Invitation already used");
 
@@ -125,7 +125,7 @@ describe("the invite link", () => {
     expect((await one(emails.find((e) => e !== invitedEmail)!)).position).toBeLessThanOrEqual(2);
   });
 
-  test("an expired link shows a friendly page and joins nobody; rejecting withdraws the link (then a 404 page, like an unknown link)", async () => {
+  test("an expired link shows a friendly page and joins nobody; rejecting withdraws the link, and its page says so (410)", async () => {
     const { key, path, emails, one } = await line(3);
     await s.request("POST", `${path}/subscribers/invite`, { key, body: { emails: emails.slice(0, 2) } });
     const tokenOf = async (email: string) => {
@@ -133,18 +133,21 @@ describe("the invite link", () => {
       return linkIn(String(mail.text))!.split("/").pop()!;
     };
     const [expired, withdrawn] = [await tokenOf(emails[0]), await tokenOf(emails[1])];
-    const db = createClient({ url: s.dbUrl });
+    const db = createClient({ url: s.dbUrl, timeout: 5_000 });
     await db.execute({ sql: "UPDATE subscribers SET invite_expires_at = 1 WHERE invite_token = ?", args: [expired] });
     db.close();
-    const late = await fetch(`${s.url}/i/${expired}`);
+    const late = await fetch(`${s.url}/i/${expired}`, { method: "POST" });
     expect([late.status, (await late.text()).includes("Invitation expired")]).toEqual([410, true]);
     expect((await s.request("GET", `${path}/invites/${expired}`, { key })).body.data.invite).toMatchObject({ status: "expired", valid: false });
 
     const rejected = await s.request("POST", `${path}/subscribers/${encodeURIComponent(emails[1])}/reject`, { key });
     expect(rejected.status).toBe(200);
     expect(rejected.body.data.subscriber.status).toBe("rejected");
-    const gone = await fetch(`${s.url}/i/${withdrawn}`);
-    expect(gone.status).toBe(404); // the token was withdrawn with the rejection
+    for (const method of ["GET", "POST"]) {
+      const gone = await fetch(`${s.url}/i/${withdrawn}`, { method, redirect: "manual" });
+      expect([method, gone.status, (await gone.text()).includes("Invitation withdrawn")]).toEqual([method, 410, true]);
+    }
+    expect((await s.request("GET", `${path}/invites/${withdrawn}`, { key })).body.data.invite).toMatchObject({ status: "revoked", valid: false });
     expect((await one(emails[1])).status).toBe("rejected");
     expect((await one(emails[0])).status).toBe("invited");
     expect((await fetch(`${s.url}/i/not-a-token`)).status).toBe(404);
@@ -166,7 +169,7 @@ describe("reject", () => {
     // joined: through the invite link
     await s.request("POST", `${path}/subscribers/invite`, { key, body: { emails: [emails[3]] } });
     const mail = await until(() => smtp.messages.find((m) => JSON.stringify(m.to).includes(emails[3])), 5_000, "invitation");
-    expect((await fetch(`${s.url}${linkIn(String(mail.text))}`)).status).toBe(200);
+    expect((await fetch(`${s.url}${linkIn(String(mail.text))}`, { method: "POST" })).status).toBe(200);
     expect((await s.request("POST", `${path}/subscribers/${encodeURIComponent(emails[3])}/reject`, { key })).status).toBe(409);
     // pending: double opt-in
     await s.request("PATCH", `${path}/settings`, { key, body: { double_opt_in: true } });

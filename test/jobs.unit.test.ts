@@ -8,6 +8,8 @@ import { takeLease } from "../src/jobs";
 import { pruneRateLimits } from "../src/http/rate-limit";
 import { pruneSent } from "../src/outbox/store";
 import { prunePreviews } from "../src/landing/preview";
+import { pruneCaptchaSolutions } from "../src/forms/captcha";
+import { pruneConfirmationSends } from "../src/subscribers/confirmation-caps";
 import { createDispatcher } from "../src/outbox/dispatcher";
 import { loadConfig } from "../src/config";
 import { createLogger } from "../src/log";
@@ -73,4 +75,14 @@ test("the retry job works through a backlog batch after batch in one tick, not 5
   const [{ due }] = await db.all<{ due: number }>(sql`SELECT count(*) AS due FROM outbox WHERE id LIKE 'backlog-%' AND status = 'pending'`);
   expect(due).toBe(0);
   dispatcher.close();
+});
+
+test("issue 16: spent captcha solutions are pruned once their challenge expired; confirmation sends after a day", async () => {
+  const now = Date.now();
+  await db.run(sql`INSERT INTO captcha_solutions (signature, expires_at) VALUES ('expired', ${now - 1}), ('live', ${now + 60_000})`);
+  await pruneCaptchaSolutions(db, now);
+  expect((await db.all<{ signature: string }>(sql`SELECT signature FROM captcha_solutions`)).map((r) => r.signature)).toEqual(["live"]);
+  await db.run(sql`INSERT INTO confirmation_sends (email, waitlist_id, sent_at) VALUES ('old@example.com', 'w', ${now - 86_400_001}), ('new@example.com', 'w', ${now - 86_000_000})`);
+  await pruneConfirmationSends(db, now);
+  expect((await db.all<{ email: string }>(sql`SELECT email FROM confirmation_sends`)).map((r) => r.email)).toEqual(["new@example.com"]);
 });

@@ -215,6 +215,7 @@ describe("read (GET .../landing-page)", () => {
       theme: "dark",
       seo: { title: "Soon", description: "Soon, really", keywords: ["launch", "beta"], og_title: "OG soon", og_description: "OG description" },
       hosted_page_url: null,
+      has_unpublished_changes: false,
       analytics: { views: 0, sign_ups: 0 },
     });
     expect("ai" in lp).toBe(false);
@@ -235,6 +236,7 @@ describe("read (GET .../landing-page)", () => {
       theme: "light",
       seo: { title: null, description: null, keywords: [], og_title: null, og_description: null },
       hosted_page_url: null,
+      has_unpublished_changes: false,
       analytics: { views: 0, sign_ups: 0 },
     });
   });

@@ -23,6 +23,8 @@ describe("bursts", () => {
       const statuses = answers.map((r) => r.status).sort();
       expect(statuses.filter((x) => x === 200)).toHaveLength(10);
       expect(statuses.filter((x) => x === 429)).toHaveLength(20);
+      // issue 16: every 429 carries Retry-After, equal to its body's retry_after; no other answer has one
+      for (const r of answers) expect(r.headers.get("retry-after")).toBe(r.status === 429 ? String(r.body.data.retry_after) : null);
       // stats (another bucket) count exactly the 10
       const stats = await s.request("GET", `${path}/stats`, { key });
       expect(stats.body.data.subscribers_total).toBe(10);
@@ -46,6 +48,7 @@ describe("bursts", () => {
       const statuses = answers.map((r) => r.status);
       expect(statuses.filter((x) => x === 200)).toHaveLength(10);
       expect(statuses.filter((x) => x === 429)).toHaveLength(15);
+      for (const r of answers) expect(r.headers.get("retry-after")).toBe(r.status === 429 ? String(r.body.data.retry_after) : null);
       expect((await s.request("GET", `/api/v1/waitlist/${w.key}/stats`, { key })).body.data.subscribers_total).toBe(10);
     });
   });

@@ -143,7 +143,7 @@ describe("redirects", () => {
     await s.request("POST", `${path}/sign-up`, { key, body: { email, metadata: { redirect: evil } } });
     const mail = await until(() => smtp.messages.find((m) => JSON.stringify(m.to).includes(email)), 5_000, "confirmation email");
     const link = String(mail.text).match(/\/confirm\/[A-Za-z0-9]+/)![0];
-    const confirm = await fetch(`${s.url}${link}?next=${encodeURIComponent(evil)}`, { redirect: "manual" });
+    const confirm = await fetch(`${s.url}${link}?next=${encodeURIComponent(evil)}`, { method: "POST", redirect: "manual" });
     expect(confirm.status).toBe(303);
     expect(confirm.headers.get("location")).toStartWith(`${BASE_URL}/t/`);
   });

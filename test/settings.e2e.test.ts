@@ -47,6 +47,8 @@ describe("settings", () => {
       invitation_email: { subject: expect.any(String), body: expect.stringContaining("{{invite_link}}") },
       invite_expiry_days: 14,
       invite_redirect_url: null,
+      // issue 16
+      captcha: "off",
     });
   });
 

@@ -24,6 +24,7 @@ const PENDING_KEYS = ["is_new_sign_up", "is_pending_confirmation", "message", "r
 const SUBSCRIBER_KEYS = [
   "city", "country", "deliverability", "email", "id", "inflated_position", "ip_address", "joined_at", "joined_with", "metadata", "name", "phone",
   "points", "position", "referral_code", "referral_count", "referred_by", "referring_domain", "sign_up_token", "status", "tags", "thank_you_url", "timezone",
+  "unsubscribed_at",
 ];
 const UPDATE_KEYS = ["email", "id", "metadata", "name", "phone", "points", "sign_up_token", "thank_you_url", "updated_at"];
 const REFERRALS = { enabled: true, signup_points: 50, referral_points: 30 };
@@ -628,6 +629,7 @@ describe("GET, PUT, DELETE .../subscribers/{idOrEmail}", () => {
       timezone: "Europe/London",
       joined_with: "api",
       joined_at: expect.any(Number),
+      unsubscribed_at: null,
     });
     expect(sub.joined_at).toBeGreaterThanOrEqual(t0 - 1_000);
     expect(sub.joined_at).toBeLessThanOrEqual(Date.now() + 1_000);

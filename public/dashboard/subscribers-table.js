@@ -43,7 +43,13 @@ export function subscribersTable(key, tags, onChange) {
         "tr",
         { "data-email": s.email },
         h("td", { class: "num" }, s.position === undefined ? (s.final_position ? `(${formatNumber(s.final_position)})` : "–") : formatNumber(s.position)),
-        h("td", {}, h("span", { class: `badge status-${s.status}` }, s.status)),
+        h(
+          "td",
+          {},
+          h("span", { class: `badge status-${s.status}` }, s.status),
+          // issue 16: no email goes to them; they keep their place
+          s.unsubscribed_at ? h("span", { class: "badge unsubscribed", title: `Unsubscribed ${formatDate(s.unsubscribed_at)}` }, "unsubscribed") : null,
+        ),
         h("th", { scope: "row" }, s.email),
         h("td", {}, s.name ?? ""),
         h("td", { class: "num" }, s.points === undefined ? "–" : formatNumber(s.points)),

@@ -1,114 +1,176 @@
-// AI page HTML through an allow-list (sanitize-html): no scripts, handlers, frames, objects, images or
-// external resources; forms post only to the waitlist; CSS without url(), @import or escapes (DESIGN §4 AI pages).
-// Style attributes become classes in one stylesheet, so the page keeps the strict CSP (no inline styles).
-// sanitize-html (with postcss) is loaded on the first generation: ~18 MB an instance without AI never needs.
-type SanitizeHtml = typeof import("sanitize-html");
-let library: Promise<SanitizeHtml> | null = null;
-const loadSanitizer = () => (library ??= import("sanitize-html").then((m) => (m.default ?? m) as SanitizeHtml));
+// AI page HTML through a parser-based allow-list (issue 16 item 7, DESIGN §4 AI pages and §10): parsed with parse5
+// as the content of <body>, rebuilt from allowed HTML elements and attributes only, then re-parsed and rebuilt until
+// the output is stable, so what a browser parses is what was checked (no mutation XSS). No scripts, handlers, frames,
+// objects, images, foreign (svg/math) content, raw-text elements or external resources; forms post only to the
+// waitlist. Style attributes become classes in one filtered stylesheet, so the page keeps its strict CSP.
+import { parse, parseFragment, html as parse5Html } from "parse5";
+import type { DefaultTreeAdapterMap } from "parse5";
+import { cleanDeclarations, cleanStylesheet } from "./css";
 
-const TAGS = [
+export { cleanStylesheet } from "./css";
+
+type Node = DefaultTreeAdapterMap["node"];
+type Element = DefaultTreeAdapterMap["element"];
+
+/** Kept with their allowed attributes. */
+const TAGS = new Set([
   "main", "header", "footer", "section", "article", "nav", "aside", "div", "span", "h1", "h2", "h3", "h4", "h5", "h6", "p", "br", "hr",
   "ul", "ol", "li", "dl", "dt", "dd", "strong", "em", "b", "i", "u", "s", "small", "mark", "sup", "sub", "blockquote", "q", "cite",
   "code", "pre", "figure", "figcaption", "table", "thead", "tbody", "tfoot", "tr", "th", "td", "caption", "a", "form", "fieldset",
-  "legend", "label", "input", "button", "textarea", "select", "option",
-];
+  "legend", "label", "input", "button",
+]);
+const VOID = new Set(["br", "hr", "input"]);
+
+/**
+ * Removed with everything inside: scripts and styles (a <style> is read into the stylesheet first), raw-text and
+ * RCDATA elements (their content is not markup, the classic mutation-XSS carriers), embedding and metadata elements,
+ * and elements whose content a browser parses specially. Any other element outside TAGS is unwrapped: its
+ * children stay, sanitized the same way. Foreign (svg/math) elements are removed whole whatever their name.
+ */
+const DROP_WITH_CONTENT = new Set([
+  "script", "style", "template", "textarea", "title", "xmp", "noembed", "noframes", "noscript", "plaintext", "iframe", "frame",
+  "frameset", "object", "embed", "applet", "param", "meta", "base", "link", "head", "svg", "math", "select", "option", "optgroup",
+  "datalist", "img", "image", "picture", "source", "video", "audio", "track", "canvas", "map", "area", "portal", "fencedframe",
+  "selectedcontent", "dialog", "slot", "listing",
+]);
+
+const GLOBAL_ATTRIBUTES = new Set(["class", "id", "role", "title", "lang", "dir"]);
+const ATTRIBUTES: Record<string, Set<string>> = {
+  a: new Set(["href", "target"]),
+  input: new Set(["type", "name", "placeholder", "required", "value", "autocomplete", "maxlength", "minlength", "checked"]),
+  label: new Set(["for"]),
+  button: new Set(["type", "name", "value"]),
+  th: new Set(["colspan", "rowspan", "scope"]),
+  td: new Set(["colspan", "rowspan"]),
+};
 const INPUT_TYPES = new Set(["email", "text", "tel", "hidden", "submit", "checkbox", "radio"]);
+const BUTTON_TYPES = new Set(["submit", "button", "reset"]);
+/** Attributes a browser reads as a URL; only `a href` is allowed at all, but any of them is checked. */
+const URL_ATTRIBUTES = new Set(["href", "src", "action", "formaction", "xlink:href", "srcset", "poster", "background", "data", "codebase", "cite", "longdesc", "ping", "manifest", "icon", "lowsrc", "dynsrc", "srcdoc"]);
+const SAFE_SCHEMES = new Set(["http", "https", "mailto", "tel"]);
 
-/** A CSS value or rule body that could fetch something or hide from this filter. */
-const FORBIDDEN_CSS = /url\s*\(|@import|expression\s*\(|image-set|image\s*\(|element\s*\(|javascript:|behavio(u)?r|-moz-binding|\\|<|>/i;
-
-function cleanDeclarations(block: string): string {
-  return block
-    .split(";")
-    .map((d) => d.trim())
-    .filter((d) => {
-      const colon = d.indexOf(":");
-      if (colon <= 0) return false;
-      const prop = d.slice(0, colon).trim().toLowerCase();
-      return /^-?[a-z][a-z-]*$/.test(prop) && !FORBIDDEN_CSS.test(d.slice(colon + 1));
-    })
-    .join("; ");
+/**
+ * A link that can only navigate: http(s), mailto, tel or a relative path. The value is already entity-decoded by
+ * the parser; whitespace and control characters are removed everywhere before the scheme is read (a browser drops
+ * tabs and newlines inside a URL), and protocol-relative or backslash URLs are refused.
+ */
+export function isSafeUrl(value: string): boolean {
+  const url = value.replace(/[\u0000-\u0020\u007f-\u009f\u00a0\u1680\u180e\u2000-\u200f\u2028\u2029\u205f\u3000\ufeff]/g, "");
+  if (/^[\\/]{2}/.test(url) || url.startsWith("/\\")) return false;
+  const scheme = url.match(/^([^/?#:]*):/)?.[1];
+  return scheme === undefined || SAFE_SCHEMES.has(scheme.toLowerCase());
 }
 
-/** Rules of a <style> block: comments and at-rules other than @media dropped, each declaration filtered. */
-export function cleanStylesheet(css: string): string {
-  const text = css.replace(/\/\*[\s\S]*?\*\//g, "");
-  const out: string[] = [];
-  const rule = /([^{}]+)\{([^{}]*)\}/g;
-  // flatten one level of @media: keep its rules inside a rebuilt @media block
-  const media = /@media([^{]+)\{((?:[^{}]*\{[^{}]*\})*)\s*\}/g;
-  const selectorOk = (sel: string) => !/[<>\\@]/.test(sel) && sel.trim().length > 0;
-  const rules = (body: string) => {
-    const kept: string[] = [];
-    for (const m of body.matchAll(rule)) {
-      const sel = m[1].trim();
-      if (sel.startsWith("@") || !selectorOk(sel)) continue;
-      const decl = cleanDeclarations(m[2]);
-      if (decl) kept.push(`${sel} { ${decl} }`);
+const escapeText = (s: string) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/\u00a0/g, "&nbsp;");
+const escapeAttribute = (s: string) => escapeText(s).replace(/"/g, "&quot;");
+
+interface Pass {
+  formAction: string;
+  /** First pass only: <style> blocks and style attributes are read into the stylesheet. */
+  styles: string[] | null;
+  inline: string[] | null;
+}
+
+function attributesOf(el: Element, tag: string, pass: Pass): [string, string][] {
+  const out: [string, string][] = [];
+  const allowed = ATTRIBUTES[tag];
+  let classes: string | null = null;
+  for (const attr of el.attrs) {
+    // namespaced (xlink:, xml:) attributes never belong to an HTML element we keep
+    if (attr.namespace || attr.prefix) continue;
+    const name = attr.name.toLowerCase();
+    const value = attr.value;
+    if (URL_ATTRIBUTES.has(name) && !isSafeUrl(value)) continue;
+    if (name === "style") {
+      const decl = pass.inline ? cleanDeclarations(value) : "";
+      if (decl) {
+        const cls = `ai-s${pass.inline!.length}`;
+        pass.inline!.push(`.${cls} { ${decl} }`);
+        classes = classes ? `${classes} ${cls}` : cls;
+      }
+      continue;
     }
-    return kept;
-  };
-  let rest = text;
-  for (const m of text.matchAll(media)) {
-    const query = m[1].trim();
-    if (/^[\w\s():,.-]+$/.test(query)) {
-      const inner = rules(m[2]);
-      if (inner.length) out.push(`@media ${query} { ${inner.join(" ")} }`);
+    if (name === "class") {
+      const kept = value.split(/\s+/).filter((c) => /^-?[A-Za-z_][\w-]*$/.test(c)).join(" ");
+      if (kept) classes = classes ? `${kept} ${classes}` : kept;
+      continue;
     }
-    rest = rest.replace(m[0], "");
+    const ok = GLOBAL_ATTRIBUTES.has(name) || allowed?.has(name) || /^aria-[a-z]+$/.test(name) || /^data-[a-z0-9_-]+$/.test(name);
+    if (!ok) continue;
+    if (tag === "input" && name === "type") out.push([name, INPUT_TYPES.has(value.trim().toLowerCase()) ? value.trim().toLowerCase() : "text"]);
+    else if (tag === "button" && name === "type") out.push([name, BUTTON_TYPES.has(value.trim().toLowerCase()) ? value.trim().toLowerCase() : "submit"]);
+    else if (tag === "a" && name === "target") {
+      if (value === "_blank" || value === "_self") out.push([name, value]);
+    } else out.push([name, value]);
   }
-  rest = rest.replace(/@[a-z-]+[^{;]*(\{[^{}]*(\{[^{}]*\}[^{}]*)*\}|;)/gi, "");
-  return [...rules(rest), ...out].join("\n");
+  if (classes) out.unshift(["class", classes]);
+  // a form may only post to this waitlist's form action; a link never hands over the opener or the referrer
+  if (tag === "form") return [["method", "post"], ["action", pass.formAction]];
+  if (tag === "a") out.push(["rel", "noopener noreferrer"]);
+  return out;
 }
+
+function rebuild(nodes: Node[], pass: Pass): string {
+  let html = "";
+  for (const node of nodes) {
+    if (node.nodeName === "#text") {
+      html += escapeText((node as DefaultTreeAdapterMap["textNode"]).value);
+      continue;
+    }
+    if (!("tagName" in node)) continue; // comments, doctypes
+    const el = node as Element;
+    const tag = el.tagName.toLowerCase();
+    if (el.namespaceURI !== parse5Html.NS.HTML) continue;
+    if (tag === "style" && pass.styles) {
+      pass.styles.push(cleanStylesheet(el.childNodes.map((c) => (c.nodeName === "#text" ? (c as DefaultTreeAdapterMap["textNode"]).value : "")).join("")));
+      continue;
+    }
+    if (DROP_WITH_CONTENT.has(tag)) continue;
+    if (!TAGS.has(tag)) {
+      html += rebuild(el.childNodes, pass);
+      continue;
+    }
+    const attrs = attributesOf(el, tag, pass)
+      .map(([name, value]) => ` ${name}="${escapeAttribute(value)}"`)
+      .join("");
+    html += VOID.has(tag) ? `<${tag}${attrs}>` : `<${tag}${attrs}>${rebuild(el.childNodes, pass)}</${tag}>`;
+  }
+  return html;
+}
+
+/** The <body> element that fragments are parsed in, as a browser parses the body of our page. */
+const bodyContext = () => {
+  const doc = parse("<!doctype html><html><head></head><body></body></html>");
+  const htmlEl = doc.childNodes.find((n) => n.nodeName === "html") as Element;
+  return htmlEl.childNodes.find((n) => n.nodeName === "body") as Element;
+};
+
+const PASSES_MAX = 6;
 
 export interface SanitizedPage {
   html: string;
   css: string;
 }
 
-export async function sanitizePage(dirty: string, formAction: string): Promise<SanitizedPage> {
-  const sanitizeHtml = await loadSanitizer();
+export function sanitizePage(dirty: string, formAction: string): SanitizedPage {
   const styles: string[] = [];
-  for (const m of dirty.matchAll(/<style[^>]*>([\s\S]*?)<\/style>/gi)) styles.push(cleanStylesheet(m[1]));
   const inline: string[] = [];
-  const html = sanitizeHtml(dirty, {
-    allowedTags: TAGS,
-    disallowedTagsMode: "discard",
-    nonTextTags: ["style", "script", "textarea-noscript", "noscript", "title", "iframe", "object", "embed", "svg", "math", "template"],
-    allowedAttributes: {
-      "*": ["class", "id", "style", "role", "title", "aria-*", "data-*", "lang", "dir"],
-      a: ["href", "target", "rel"],
-      form: ["action", "method"],
-      input: ["type", "name", "placeholder", "required", "value", "autocomplete", "maxlength", "minlength", "checked"],
-      label: ["for"],
-      button: ["type", "name", "value"],
-      textarea: ["name", "placeholder", "rows", "maxlength"],
-      select: ["name", "required"],
-      option: ["value", "selected"],
-      th: ["colspan", "rowspan", "scope"],
-      td: ["colspan", "rowspan"],
-    },
-    allowedSchemes: ["http", "https", "mailto"],
-    allowProtocolRelative: false,
-    allowedSchemesAppliedToAttributes: ["href", "action"],
-    transformTags: {
-      // a form may only post to this waitlist's form action
-      form: () => ({ tagName: "form", attribs: { method: "post", action: formAction } }),
-      input: (tagName, attribs) => {
-        const type = (attribs.type ?? "text").toLowerCase();
-        return { tagName: "input", attribs: { ...attribs, type: INPUT_TYPES.has(type) ? type : "text" } };
-      },
-      a: (tagName, attribs) => ({ tagName: "a", attribs: { ...attribs, rel: "noopener noreferrer" } }),
-      "*": (tagName, attribs) => {
-        if (!attribs.style) return { tagName, attribs };
-        const { style, ...rest } = attribs;
-        const decl = cleanDeclarations(style);
-        if (!decl) return { tagName, attribs: rest };
-        const cls = `ai-s${inline.length}`;
-        inline.push(`.${cls} { ${decl} }`);
-        return { tagName, attribs: { ...rest, class: [rest.class, cls].filter(Boolean).join(" ") } };
-      },
-    },
-  });
+  const context = bodyContext();
+  const first = (html: string) => rebuild(parseFragment(context, html, { scriptingEnabled: true }).childNodes, { formAction, styles, inline });
+  const again = (html: string) => rebuild(parseFragment(context, html, { scriptingEnabled: true }).childNodes, { formAction, styles: null, inline: null });
+  // re-parse what we built until it reads back the same: whatever a second parse would turn into something else
+  // (mis-nested tables and forms, foster parenting) is rebuilt through the allow-list again
+  let html = first(dirty);
+  for (let i = 0; ; i++) {
+    const next = again(html);
+    if (next === html) break;
+    html = next;
+    if (i === PASSES_MAX) {
+      // a page that never settles is hostile: keep its words, not its markup
+      // (text and attribute values are escaped, so every "<" left starts one of our tags)
+      html = html.replace(/<[^>]*>/g, " ").replace(/\s+/g, " ").trim();
+      break;
+    }
+  }
   return { html, css: [...styles, ...inline].filter(Boolean).join("\n") };
 }

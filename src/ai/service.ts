@@ -11,6 +11,7 @@ import { planOf } from "../account/plans";
 import { chat, UpstreamTimedOut, type ChatMessage } from "./client";
 import { parseGeneratedPage } from "./reply";
 import { sanitizePage } from "./sanitize";
+import { snapshotOf } from "../landing/service";
 
 export const PROMPT_MAX = 2000;
 /** Turns kept for `is_edit` (user + assistant messages), so a long conversation does not grow without end. */
@@ -59,7 +60,7 @@ export async function generate(db: Db, config: Config, auth: Auth, w: Waitlist, 
     await refund();
     throw new AppError("bad_gateway", "The AI model's answer was not a page; your credit was refunded, so it is safe to retry");
   }
-  const clean = await sanitizePage(page.html, `/s/${w.key}`);
+  const clean = sanitizePage(page.html, `/s/${w.key}`);
   const title = plainText(page.title, 120) || plainText(w.name, 120);
   const description = plainText(page.description, 1000);
   const meta = { title, description, style: plainText(page.style, 200), primary_color: /^#[0-9a-f]{3,8}$/i.test(page.primary_color.trim()) ? page.primary_color.trim() : "", css: clean.css };
@@ -67,7 +68,6 @@ export async function generate(db: Db, config: Config, auth: Auth, w: Waitlist, 
   const at = now();
   const values = {
     pageType: "ai" as const,
-    status: "draft" as const,
     headline: title,
     description,
     aiHtml: clean.html,
@@ -76,16 +76,31 @@ export async function generate(db: Db, config: Config, auth: Auth, w: Waitlist, 
     lastGeneratedAt: at,
     updatedAt: at,
   };
+  const live = existing?.status === "published";
   if (existing) {
-    await db.update(landingPages).set({ ...values, version: sql`${landingPages.version} + 1` as unknown as number }).where(eq(landingPages.id, existing.id));
+    // issue 16: generate changes the draft only. A published page stays published and online as it was (its
+    // snapshot, frozen here for a page published before snapshots existed) until the next publish; decided in SQL,
+    // so a publish or unpublish during the model call is not undone
+    await db
+      .update(landingPages)
+      .set({
+        ...values,
+        status: sql`CASE WHEN ${landingPages.status} = 'published' THEN 'published' ELSE 'draft' END` as unknown as "draft",
+        publishedSnapshot: sql`CASE WHEN ${landingPages.status} = 'published' THEN COALESCE(${landingPages.publishedSnapshot}, ${snapshotOf(existing)}) ELSE ${landingPages.publishedSnapshot} END` as unknown as string,
+        version: sql`${landingPages.version} + 1` as unknown as number,
+      })
+      .where(eq(landingPages.id, existing.id));
   } else {
-    await db.insert(landingPages).values({ id: `lp_${token(20)}`, waitlistId: w.id, theme: "light", seo: "{}", createdAt: at, ...values });
+    await db.insert(landingPages).values({ id: `lp_${token(20)}`, waitlistId: w.id, status: "draft", theme: "light", seo: "{}", createdAt: at, ...values });
   }
   return {
+    // spec: generate answers status draft: what it made is a draft, whatever is live
     status: "draft",
     page_type: "ai",
     preview: { title, description, style: meta.style, primary_color: meta.primary_color },
     credits_remaining: Number(took.ai_credits),
-    note: "The generated page is a draft: check it, then publish it with POST .../landing-page/publish. Edit it with is_edit: true.",
+    note: live
+      ? "The generated page is a draft: the published page stays online unchanged until you publish this draft with POST .../landing-page/publish. Edit it with is_edit: true."
+      : "The generated page is a draft: check it, then publish it with POST .../landing-page/publish. Edit it with is_edit: true.",
   };
 }

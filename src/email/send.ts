@@ -25,6 +25,7 @@ export function createMailer(smtpUrl: string, from: string): Mailer {
         subject: email.subject,
         text: email.text,
         html: email.html,
+        headers: email.headers,
         // stable across retries, so a receiving server can drop a duplicate delivery
         messageId: `<${messageId}@waitlist>`,
       });

@@ -16,11 +16,19 @@ export interface TemplateValues {
   confirm_link?: string;
   status_link?: string;
   invite_link?: string;
+  /** Issue 16: every email but the confirmation (RFC 8058 link, also in the List-Unsubscribe header). */
+  unsubscribe_link?: string;
 }
 
 /** Link placeholders become clickable in the HTML part; `_url` names are accepted as aliases. */
-const LINKS = new Set(["referral_link", "confirm_link", "status_link", "invite_link"]);
-const ALIASES: Record<string, string> = { referral_url: "referral_link", confirm_url: "confirm_link", status_url: "status_link", thank_you_link: "status_link" };
+const LINKS = new Set(["referral_link", "confirm_link", "status_link", "invite_link", "unsubscribe_link"]);
+const ALIASES: Record<string, string> = {
+  referral_url: "referral_link",
+  confirm_url: "confirm_link",
+  status_url: "status_link",
+  thank_you_link: "status_link",
+  unsubscribe_url: "unsubscribe_link",
+};
 const PLACEHOLDER = /\{\{\s*([a-z_]+)\s*\}\}/g;
 
 function lookup(values: TemplateValues, raw: string): { key: string; value: string } | null {
@@ -28,6 +36,14 @@ function lookup(values: TemplateValues, raw: string): { key: string; value: stri
   if (key === "name") return { key, value: values.name?.trim() || "there" };
   const v = (values as unknown as Record<string, unknown>)[key];
   return v === undefined || v === null ? null : { key, value: String(v) };
+}
+
+/** The line appended to a template that does not show `{{unsubscribe_link}}` itself (issue 16: the link is always visible). */
+export const UNSUBSCRIBE_LINE = "Unsubscribe: {{unsubscribe_link}}";
+
+export function withUnsubscribeLink(template: string): string {
+  const shown = [...template.matchAll(PLACEHOLDER)].some((m) => (ALIASES[m[1]] ?? m[1]) === "unsubscribe_link");
+  return shown ? template : `${template.trimEnd()}\n\n${UNSUBSCRIBE_LINE}`;
 }
 
 export function renderText(template: string, values: TemplateValues): string {

@@ -25,7 +25,8 @@ export function isAllowedHost(host: string | null, w: Pick<Waitlist, "customDoma
   return allowed.some((d) => (d.startsWith("*.") ? host.endsWith(d.slice(1)) : host === d));
 }
 
-const KNOWN = new Set(["email", "name", "phone", "ref", "referred_by", "fingerprint", "visitor_id", "website"]);
+// `altcha` is the captcha's payload (issue 16): checked by the route, never kept as metadata
+const KNOWN = new Set(["email", "name", "phone", "ref", "referred_by", "fingerprint", "visitor_id", "website", "altcha"]);
 
 function text(value: unknown): string | undefined {
   if (Array.isArray(value)) return text(value[0]);

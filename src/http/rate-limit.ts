@@ -54,11 +54,13 @@ export async function countAndDecide(writer: GroupWriter, subject: string, limit
 /** With RATE_LIMITS=off nothing is counted; the headers describe a fresh window. */
 export const uncounted = (limit: number, at: number): RateDecision => decide(limit, at - (at % WINDOW_MS), 1, at);
 
+/** The X-RateLimit-* headers; a refused request also gets Retry-After, equal to the body's retry_after (issue 16). */
 export function rateHeaders(d: RateDecision): Record<string, string> {
   return {
     "x-ratelimit-limit": String(d.limit),
     "x-ratelimit-remaining": String(d.remaining),
     "x-ratelimit-reset": String(d.reset),
+    ...(d.allowed ? {} : { "retry-after": String(d.retryAfter) }),
   };
 }
 

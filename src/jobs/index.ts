@@ -8,6 +8,8 @@ import { pruneViewDedupe } from "../analytics/service";
 import { pruneSent } from "../outbox/store";
 import { prunePreviews } from "../landing/preview";
 import type { Dispatcher } from "../outbox/dispatcher";
+import { pruneCaptchaSolutions } from "../forms/captcha";
+import { pruneConfirmationSends } from "../subscribers/confirmation-caps";
 
 export interface JobContext {
   db: Db;
@@ -34,6 +36,9 @@ export const JOBS: Job[] = [
   { name: "prune-view-dedupe", schedule: "37 */5 * * * *", leaseMs: 55_000, run: ({ db }) => pruneViewDedupe(db) },
   // dashboard previews live 10 minutes
   { name: "prune-previews", schedule: "47 */10 * * * *", leaseMs: 55_000, run: ({ db }) => prunePreviews(db) },
+  // issue 16: spent captcha solutions matter only until their challenge expires; confirmation sends for a day
+  { name: "prune-captcha-solutions", schedule: "7 */5 * * * *", leaseMs: 55_000, run: ({ db }) => pruneCaptchaSolutions(db) },
+  { name: "prune-confirmation-sends", schedule: "27 */10 * * * *", leaseMs: 55_000, run: ({ db }) => pruneConfirmationSends(db) },
 ];
 
 /** True when this instance holds (or just took) the job's lease. */

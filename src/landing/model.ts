@@ -71,6 +71,10 @@ export const LandingPage = t.Object({
     og_description: nullableString,
   }),
   hosted_page_url: nullableString,
+  has_unpublished_changes: t.Boolean({
+    description:
+      "Extension: true while the page is published and its draft (a newer generate or is_edit) differs from the live page; status stays published and the live page is unchanged until publish",
+  }),
   analytics: t.Object({ views: t.Number(), sign_ups: t.Number() }),
   ai: t.Optional(t.Object({ credits_remaining: t.Union([t.Number(), t.Null()]), last_generated_at: t.Union([t.Number(), t.Null()]) })),
 });

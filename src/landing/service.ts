@@ -1,5 +1,5 @@
 // Landing pages (spec: Landing page resource and status table): create, read, patch, publish/unpublish.
-import { eq, sql } from "drizzle-orm";
+import { and, eq, sql } from "drizzle-orm";
 import { now, token } from "../clock";
 import type { Db } from "../db/client";
 import { landingPages } from "../db/schema";
@@ -12,6 +12,48 @@ import { countersOf } from "../analytics/service";
 import { DEFAULT_BUTTON, HEADLINE, type CreatePageInput, type PatchPageInput } from "./model";
 
 export type Page = typeof landingPages.$inferSelect;
+
+/**
+ * The columns a hosted page is rendered from: what publish freezes into `published_snapshot` (issue 16). The row
+ * itself is the draft; while the page is published, visitors see the snapshot, so generate (and is_edit) change
+ * only the draft and the live page stays as it was until the next publish.
+ */
+const LIVE_FIELDS = ["pageType", "headline", "description", "buttonText", "collectName", "collectPhone", "background", "theme", "seo", "aiHtml", "aiMeta"] as const;
+type LiveFields = Pick<Page, (typeof LIVE_FIELDS)[number]>;
+
+export const snapshotOf = (page: LiveFields): string => JSON.stringify(Object.fromEntries(LIVE_FIELDS.map((f) => [f, page[f]])));
+
+/** The page as visitors see it: the published snapshot over the row (a page published before snapshots existed is its row). */
+export function livePage(page: Page): Page {
+  return page.publishedSnapshot ? { ...page, ...(JSON.parse(page.publishedSnapshot) as LiveFields) } : page;
+}
+
+/** A published page whose draft differs from what is live (a generated draft not yet published). */
+export function hasUnpublishedChanges(page: Page): boolean {
+  if (page.status !== "published" || !page.publishedSnapshot) return false;
+  const live = JSON.parse(page.publishedSnapshot) as LiveFields;
+  return LIVE_FIELDS.some((f) => (page[f] ?? null) !== (live[f] ?? null));
+}
+
+/** Writes `set` only if nobody changed the page since it was read (its version); null when someone did. */
+async function updateIfUnchanged(db: Db, page: Page, set: Partial<Page>): Promise<Page | null> {
+  const [updated] = await db
+    .update(landingPages)
+    .set({ ...set, version: sql`${landingPages.version} + 1` as unknown as number })
+    .where(and(eq(landingPages.id, page.id), eq(landingPages.version, page.version)))
+    .returning();
+  return updated ?? null;
+}
+
+/** Reads the page, computes a change from it and writes it, again from a fresh read if another write came between. */
+async function changePage(db: Db, waitlistId: string, change: (page: Page) => Partial<Page>): Promise<Page> {
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const page = await findPage(db, waitlistId);
+    const updated = await updateIfUnchanged(db, page, change(page));
+    if (updated) return updated;
+  }
+  throw conflict("The landing page was changed by several requests at once: retry");
+}
 
 const MARKUP = /<\s*[a-z!/?]/i;
 
@@ -112,6 +154,7 @@ export async function pageView(db: Db, page: Page, w: Waitlist, auth: Auth, base
     theme: page.theme,
     seo: { title: s.title ?? null, description: s.description ?? null, keywords: s.keywords ?? [], og_title: s.og_title ?? null, og_description: s.og_description ?? null },
     hosted_page_url: hostedPageUrl(page, w, baseUrl),
+    has_unpublished_changes: hasUnpublishedChanges(page),
     analytics: { views: counters.views, sign_ups: counters.subscribers },
     ...(ai ? { ai: { credits_remaining: planOf(auth.account.plan).hasAi ? auth.account.aiCredits : 0, last_generated_at: page.lastGeneratedAt } } : {}),
   };
@@ -139,15 +182,16 @@ export function pageChanges(page: Page, input: PatchPageInput): Partial<Page> {
 
 export async function patchPage(db: Db, w: Waitlist, input: PatchPageInput) {
   if (!input || Object.keys(input).length === 0) throw badRequest("Provide at least one field to change");
-  const page = await findPage(db, w.id);
-  const set = { ...pageChanges(page, input), updatedAt: now() };
-  // spec: a published page changes live at once (the version purges every instance's cache)
-  const [updated] = await db
-    .update(landingPages)
-    .set({ ...set, version: sql`${landingPages.version} + 1` as unknown as number })
-    .where(eq(landingPages.id, page.id))
-    .returning();
-  return updated;
+  return changePage(db, w.id, (page) => {
+    const set: Partial<Page> = { ...pageChanges(page, input), updatedAt: now() };
+    // spec: a published page changes live at once: the snapshot visitors see takes the same change in the same
+    // statement (the version purges every instance's cache); a pending AI draft stays a draft
+    if (page.status === "published" && page.publishedSnapshot) {
+      const live = livePage(page);
+      set.publishedSnapshot = snapshotOf({ ...live, ...pageChanges(live, input) });
+    }
+    return set;
+  });
 }
 
 /** What publish checks (spec: 422): an email input, a submit button, a headline of at least 3 characters. */
@@ -163,15 +207,18 @@ export function publishProblems(page: Page): string[] {
 }
 
 export async function publish(db: Db, w: Waitlist, unpublish: boolean, baseUrl: string) {
-  const page = await findPage(db, w.id);
   if (unpublish) {
+    const page = await findPage(db, w.id);
     await db.update(landingPages).set({ status: "unpublished", updatedAt: now(), version: sql`${landingPages.version} + 1` as unknown as number }).where(eq(landingPages.id, page.id));
     return { status: "unpublished", hosted_page_url: null, notes: "The page is offline; publish it again to bring it back." };
   }
-  const problems = publishProblems(page);
-  if (problems.length) throw new AppError("unprocessable", `The page cannot be published: ${problems.join("; ")}`);
-  const at = now();
-  await db.update(landingPages).set({ status: "published", publishedAt: at, updatedAt: at, version: sql`${landingPages.version} + 1` as unknown as number }).where(eq(landingPages.id, page.id));
+  // the draft that was checked is the one that goes live: a generate landing in between makes this read again
+  await changePage(db, w.id, (page) => {
+    const problems = publishProblems(page);
+    if (problems.length) throw new AppError("unprocessable", `The page cannot be published: ${problems.join("; ")}`);
+    const at = now();
+    return { status: "published", publishedAt: at, updatedAt: at, publishedSnapshot: snapshotOf(page) };
+  });
   const url = hostedPageUrl({ status: "published" }, w, baseUrl)!;
   return {
     status: "published",

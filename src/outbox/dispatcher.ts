@@ -1,5 +1,5 @@
 // Delivers outbox rows: right after the commit in the background, and from the retry job (DESIGN §4 Events).
-import { eq } from "drizzle-orm";
+import { eq, sql } from "drizzle-orm";
 import { now } from "../clock";
 import type { Config } from "../config";
 import type { Db } from "../db/client";
@@ -23,6 +23,20 @@ export interface Dispatcher {
 }
 
 const YEAR_MS = 365 * 86_400_000;
+
+/**
+ * Why an email must not go out now, checked before every attempt (issue 16): an email queued before
+ * its subscriber unsubscribed (welcome, milestone, invitation, or a retry) is dropped, and so is an
+ * invitation whose link was withdrawn by a rejection.
+ */
+async function withheldEmail(db: Db, row: OutboxRow): Promise<string | null> {
+  if (!row.subscriber_id) return null;
+  const [sub] = await db.all<{ unsubscribed_at: number | null; access: string }>(sql`SELECT unsubscribed_at, access FROM subscribers WHERE id = ${row.subscriber_id}`);
+  if (!sub) return null; // rendering gives it up: the subscriber is gone
+  if (sub.unsubscribed_at !== null) return "not sent: the subscriber unsubscribed";
+  if (row.topic === "invitation" && sub.access !== "invited") return "not sent: the invitation was withdrawn";
+  return null;
+}
 const BATCH = 50;
 
 export function createDispatcher(deps: { db: Db; config: Config; log: Logger }): Dispatcher {
@@ -31,6 +45,11 @@ export function createDispatcher(deps: { db: Db; config: Config; log: Logger }):
   const inFlight = new Set<Promise<void>>();
 
   async function attempt(row: OutboxRow): Promise<void> {
+    const withheld = row.kind === "email" ? await withheldEmail(db, row) : null;
+    if (withheld) {
+      await abandon(db, row.id, withheld);
+      return;
+    }
     const payload = await renderPayload(db, row, config.baseUrl);
     if (payload === null) {
       await abandon(db, row.id, "its subscriber or waitlist no longer exists");

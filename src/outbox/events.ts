@@ -3,16 +3,21 @@ import { sql, type SQL } from "drizzle-orm";
 import type { Waitlist } from "../http/api";
 import { enqueue } from "./store";
 
-export type EventType =
-  | "subscriber.created"
-  | "subscriber.pending"
-  | "subscriber.confirmed"
-  | "subscriber.updated"
-  | "subscriber.deleted"
-  | "referral.credited"
-  | "milestone.reached"
-  | "subscriber.invited"
-  | "subscriber.joined";
+/** Every webhook event type; each carries `data.subscriber` except referral.credited (DESIGN §4 Events). */
+export const EVENT_TYPES = [
+  "subscriber.created",
+  "subscriber.pending",
+  "subscriber.confirmed",
+  "subscriber.updated",
+  "subscriber.deleted",
+  "referral.credited",
+  "milestone.reached",
+  "subscriber.invited",
+  "subscriber.joined",
+  "subscriber.rejected",
+  "subscriber.unsubscribed",
+] as const;
+export type EventType = (typeof EVENT_TYPES)[number];
 
 /** Starts delivery of committed outbox rows in the background. */
 export type Dispatch = (ids: string[]) => void;

@@ -3,8 +3,8 @@ import { eq, sql } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { waitlists } from "../db/schema";
 import type { Waitlist } from "../http/api";
-import { renderHtml, renderSubject, renderText, type TemplateValues } from "../email/templates";
-import { selectSubscribers, subscriberView, thankYouUrl, type SubscriberRow } from "../subscribers/view";
+import { renderHtml, renderSubject, renderText, withUnsubscribeLink, type TemplateValues } from "../email/templates";
+import { selectSubscribers, subscriberView, thankYouUrl, unsubscribeUrl, type SubscriberRow } from "../subscribers/view";
 import type { OutboxRow } from "./store";
 import { inviteLink } from "../subscribers/access";
 
@@ -13,6 +13,8 @@ export interface Email {
   subject: string;
   text: string;
   html: string;
+  /** Extra headers (issue 16: List-Unsubscribe and List-Unsubscribe-Post, RFC 8058). */
+  headers?: Record<string, string>;
 }
 
 export const referralLink = (baseUrl: string, slug: string, code: string) => `${baseUrl}/p/${slug}?ref=${encodeURIComponent(code)}`;
@@ -59,8 +61,15 @@ export async function renderPayload(db: Db, row: OutboxRow, baseUrl: string): Pr
   const milestone = row.topic === "milestone" || row.topic === "milestone.reached" ? await reward(db, sub.id, Number(row.related_id)) : null;
   if (milestone === undefined) return null;
   if (row.kind === "email") {
-    const values = { ...templateValues(sub, w, baseUrl), ...(milestone ? { reward: milestone.reward } : {}) };
-    const [subject, body] =
+    // issue 16: every email but the double opt-in confirmation can be stopped in one click
+    const unsubscribable = row.topic !== "confirmation";
+    const unsubscribe = unsubscribeUrl(baseUrl, sub.sign_up_token);
+    const values = {
+      ...templateValues(sub, w, baseUrl),
+      ...(milestone ? { reward: milestone.reward } : {}),
+      ...(unsubscribable ? { unsubscribe_link: unsubscribe } : {}),
+    };
+    const [subject, template] =
       row.topic === "confirmation"
         ? [w.confirmationSubject, w.confirmationBody]
         : row.topic === "milestone"
@@ -68,7 +77,14 @@ export async function renderPayload(db: Db, row: OutboxRow, baseUrl: string): Pr
           : row.topic === "invitation"
             ? [w.invitationSubject, w.invitationBody]
             : [w.welcomeSubject, w.welcomeBody];
-    const email: Email = { to: sub.email, subject: renderSubject(subject, values), text: renderText(body, values), html: renderHtml(body, values) };
+    const body = unsubscribable ? withUnsubscribeLink(template) : template;
+    const email: Email = {
+      to: sub.email,
+      subject: renderSubject(subject, values),
+      text: renderText(body, values),
+      html: renderHtml(body, values),
+      ...(unsubscribable ? { headers: { "List-Unsubscribe": `<${unsubscribe}>`, "List-Unsubscribe-Post": "List-Unsubscribe=One-Click" } } : {}),
+    };
     return JSON.stringify(email);
   }
   if (row.topic === "referral.credited") {

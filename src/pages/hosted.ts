@@ -4,6 +4,7 @@ import { createHash } from "node:crypto";
 import type { Page } from "../landing/service";
 import type { Waitlist } from "../http/api";
 import { escapeHtml } from "./html";
+import { captchaWidget } from "./captcha-widget";
 
 export const REF_SLOT = "<!--ref-->";
 
@@ -53,7 +54,8 @@ function renderAiPage(page: Page, w: Waitlist, pageUrl: string, preview: boolean
   // the CSS was filtered when the page was generated: no url(), @import, escapes or markup characters
   const style = `*{box-sizing:border-box}body{margin:0;font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif}\n${meta.css ?? ""}`;
   // the ref slot goes right after the (rewritten) form tag, so a referral link works on AI pages too
-  const body = (page.aiHtml ?? "").replace(/(<form\b[^>]*>)/i, `$1${REF_SLOT}`);
+  // with the captcha on (issue 16), the widget goes just before the form's end
+  const body = (page.aiHtml ?? "").replace(/(<form\b[^>]*>)/i, `$1${REF_SLOT}`).replace(/<\/form>/i, `${captchaWidget(w)}</form>`);
   const html = `<!doctype html>
 <html lang="en" data-theme="${escapeHtml(page.theme)}">
 ${head(page, w, pageUrl, style, null)}
@@ -86,6 +88,7 @@ ${page.description ? `<p class="description">${escapeHtml(page.description)}</p>
 ${fields}
 <div class="hp" aria-hidden="true"><label>Website<input name="website" type="text" tabindex="-1" autocomplete="off"></label></div>
 ${REF_SLOT}
+${captchaWidget(w)}
 <button type="submit">${escapeHtml(page.buttonText || "Join the waitlist")}</button>
 </form>
 <p class="fine">No spam. Unsubscribe any time.</p>

@@ -6,7 +6,7 @@ import type { Db } from "../db/client";
 import { landingPages, waitlists } from "../db/schema";
 import { logView, visitorKey } from "../analytics/service";
 import type { Logger } from "../log";
-import { hostedPageUrl } from "../landing/service";
+import { hostedPageUrl, livePage } from "../landing/service";
 import { notFoundPage, PAGE_HEADERS } from "./layout";
 import { renderHostedPage, withRef, type RenderedPage } from "./hosted";
 
@@ -27,7 +27,7 @@ export function createPageServer(deps: { db: Db; config: Config; log: Logger }) 
       const [w] = await db.select().from(waitlists).where(eq(waitlists.id, head.waitlist_id));
       const [page] = await db.select().from(landingPages).where(eq(landingPages.id, head.page_id));
       if (!w || !page || page.status !== "published") return notFoundPage("Page not found", "There is no published page here.");
-      entry = { version: head.version, page: renderHostedPage(page, w, { baseUrl: config.baseUrl, pageUrl: hostedPageUrl(page, w, config.baseUrl)! }) };
+      entry = { version: head.version, page: renderHostedPage(livePage(page), w, { baseUrl: config.baseUrl, pageUrl: hostedPageUrl(page, w, config.baseUrl)! }) };
       if (cache.size >= MAX_CACHED) cache.delete(cache.keys().next().value!);
       cache.set(head.page_id, entry);
     }

@@ -1,4 +1,4 @@
-// Hosted pages (DESIGN §4): thank-you /t/{token}, confirm-pending /pending/{waitlistKey}, confirmation /confirm/{token}.
+// Hosted pages (DESIGN §4): thank-you /t/{token}, confirm-pending /pending/{waitlistKey}; the links that act are in ./links.
 import { Elysia, t } from "elysia";
 import { eq, sql } from "drizzle-orm";
 import css from "../../public/pages.css" with { type: "text" };
@@ -12,13 +12,11 @@ import type { Config } from "../config";
 import type { Db } from "../db/client";
 import { waitlists } from "../db/schema";
 import type { Dispatch } from "../outbox/events";
-import { confirmSubscriber } from "../subscribers/confirm";
 import { selectSubscribers, statusOf } from "../subscribers/view";
 import { htmlResponse, notFoundPage, PAGE_HEADERS } from "./layout";
 import { renderHostedPage, withRef } from "./hosted";
 import { findPreview } from "../landing/preview";
-import { acceptInvite, findByInviteToken } from "../subscribers/access";
-import { escapeHtml } from "./html";
+import { linkRoutes } from "./links";
 import { awaitingConfirmationPage, outOfLinePage, pendingPage, thankYouPage } from "./thank-you";
 
 const ASSETS: Record<string, { body: string; type: string }> = {
@@ -27,17 +25,10 @@ const ASSETS: Record<string, { body: string; type: string }> = {
   "hosted.css": { body: hostedCss as unknown as string, type: "text/css; charset=utf-8" },
 };
 
-/** What a used, expired or withdrawn invite link shows instead (issue 11: a friendly page, not an error). */
-const INVITE_PAGES = {
-  joined: ["Invitation already used", "This invitation to {name} has already been accepted. If that was you, you are all set."],
-  expired: ["Invitation expired", "This invitation to {name} has expired. Ask the team for a new one."],
-  revoked: ["Invitation no longer valid", "This invitation to {name} is no longer valid."],
-} as const;
-
 const hostOf = (request: Request) => (request.headers.get("host") ?? "").toLowerCase().replace(/:\d+$/, "").replace(/\.$/, "");
 
 export function pageRoutes(deps: { db: Db; config: Config; dispatch: Dispatch; log: Logger }) {
-  const { db, config, dispatch } = deps;
+  const { db, config } = deps;
   const hidden = { detail: { hide: true } };
   const landing = createPageServer(deps);
   const ownHost = new URL(config.baseUrl).hostname;
@@ -54,6 +45,7 @@ export function pageRoutes(deps: { db: Db; config: Config; dispatch: Dispatch; l
     return { sub, w };
   }
   return new Elysia({ name: "pages/routes" })
+    .use(linkRoutes(deps))
     .get(
       "/",
       ({ request, server, query }) => {
@@ -122,28 +114,6 @@ export function pageRoutes(deps: { db: Db; config: Config; dispatch: Dispatch; l
       { ...hidden, params: t.Object({ token: t.String() }) },
     )
     .get(
-      "/i/:token",
-      async ({ params }) => {
-        // issue 11: the single-use invite link
-        const row = await findByInviteToken(db, params.token);
-        if (!row) return notFoundPage("Invitation not found", "This invitation link is not valid. Check that you copied the whole address.");
-        const [w] = await db.select().from(waitlists).where(eq(waitlists.id, row.waitlist_id));
-        const state = await acceptInvite(db, w, row, dispatch);
-        if (state === "invited") {
-          if (w.inviteRedirectUrl) {
-            // the team's own app, configured in the settings (never a request parameter)
-            const target = new URL(w.inviteRedirectUrl);
-            target.searchParams.set("token", params.token);
-            return new Response(null, { status: 303, headers: { location: target.toString(), "cache-control": "no-store" } });
-          }
-          return htmlResponse(page(`Welcome to ${w.name}`, `<h1>You're in!</h1><p>Your invitation to ${escapeHtml(w.name)} is accepted. Welcome aboard.</p>`));
-        }
-        const [title, message] = INVITE_PAGES[state];
-        return htmlResponse(page(title, `<h1>${escapeHtml(title)}</h1><p>${escapeHtml(message.replace("{name}", w.name))}</p>`), 410);
-      },
-      { ...hidden, params: t.Object({ token: t.String() }) },
-    )
-    .get(
       "/t/:token/live",
       async ({ params }) => {
         // issue 11: the status page keeps its numbers current (public/pages.js asks every 30 s and on return to the tab)
@@ -172,14 +142,5 @@ export function pageRoutes(deps: { db: Db; config: Config; dispatch: Dispatch; l
         return htmlResponse(pendingPage(w));
       },
       { ...hidden, params: t.Object({ waitlistKey: t.String() }) },
-    )
-    .get(
-      "/confirm/:token",
-      async ({ params }) => {
-        const confirmed = await confirmSubscriber(db, params.token, dispatch);
-        if (!confirmed) return notFoundPage("Link not valid", "This confirmation link is not valid or no longer exists. Sign up again to get a new one.");
-        return new Response(null, { status: 303, headers: { location: `${config.baseUrl}/t/${confirmed.signUpToken}`, "cache-control": "no-store" } });
-      },
-      { ...hidden, params: t.Object({ token: t.String() }) },
     );
 }

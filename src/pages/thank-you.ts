@@ -6,6 +6,8 @@ import { escapeHtml } from "./html";
 import { page } from "./layout";
 import { maskEmail } from "../log";
 import { milestonesOf } from "../waitlists/service";
+import { manageSection } from "./link-pages";
+import { captchaWidget } from "./captcha-widget";
 
 /** What the status page shows beyond the subscriber itself (issue 11): rewards reached, and the leaderboard if it is on. */
 export interface StatusExtras {
@@ -79,9 +81,19 @@ export function thankYouPage(sub: SubscriberRow, w: Waitlist, baseUrl: string, e
 <div class="networks">${networks}</div>
 </section>
 ${rewardsSection(sub, w, extras.reached)}
-${leaderboardSection(extras.leaders)}`,
+${leaderboardSection(extras.leaders)}
+${manageSection(sub)}`,
     { script: true, description: `Your place on the ${w.name} waitlist` },
   );
+}
+
+/** The "send it again" form (issue 16): a real POST, under the confirmation caps, with the captcha when it is on. */
+function resendForm(w: Waitlist): string {
+  return `<form class="resend" method="post" action="/pending/${escapeHtml(w.key)}/resend">
+<label>Your email<input name="email" type="email" autocomplete="email" required maxlength="254"></label>
+${captchaWidget(w)}
+<button type="submit">Send the email again</button>
+</form>`;
 }
 
 export function pendingPage(w: Waitlist): string {
@@ -89,7 +101,18 @@ export function pendingPage(w: Waitlist): string {
     `Confirm your email for ${w.name}`,
     `<h1>Check your inbox</h1>
 <p>We sent you an email to confirm your spot on the ${escapeHtml(w.name)} waitlist. Follow the link in it to join the list.</p>
-<small>Nothing there? Look in your spam folder, or sign up again to get a new email.</small>`,
+<p><small>Nothing there? Look in your spam folder, or have it sent again:</small></p>
+${resendForm(w)}`,
+  );
+}
+
+/** After "send it again": the same words whatever happened (no oracle). */
+export function resendAnswerPage(w: Waitlist, message: string): string {
+  return page(
+    `Confirm your email for ${w.name}`,
+    `<h1>Check your inbox</h1>
+<p id="resend-answer">${escapeHtml(message)}</p>
+<p><a href="/pending/${escapeHtml(w.key)}">Back</a></p>`,
   );
 }
 
@@ -110,5 +133,5 @@ export function outOfLinePage(sub: SubscriberRow, w: Waitlist): string {
       : sub.access === "joined"
         ? ["You're in!", `You have joined ${w.name}. Welcome aboard.${held}`]
         : ["You're no longer on the list", `Your place on the ${w.name} waitlist has been withdrawn.`];
-  return page(title, `<h1>${escapeHtml(title)}</h1>\n<p id="access" data-access="${escapeHtml(sub.access)}">${escapeHtml(text)}</p>`);
+  return page(title, `<h1>${escapeHtml(title)}</h1>\n<p id="access" data-access="${escapeHtml(sub.access)}">${escapeHtml(text)}</p>\n${manageSection(sub)}`);
 }

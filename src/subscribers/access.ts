@@ -82,14 +82,23 @@ function selectOrdered(waitlistId: string, n: number) {
     SELECT * FROM subscribers WHERE waitlist_id = ${waitlistId} AND ranked_seq IS NOT NULL ORDER BY points DESC, ranked_seq ASC LIMIT ${n}) s`;
 }
 
-/** Out of line for good: waiting or invited subscribers only (an invite link stops working). */
-export async function reject(db: Db, w: Waitlist, idOrEmail: string, baseUrl: string) {
+/**
+ * Out of line for good: waiting or invited subscribers only, with a `subscriber.rejected` webhook
+ * (issue 16). An invited subscriber's link is withdrawn: the token is kept so that its page can say
+ * so (410), but it no longer admits anyone. Rejecting again changes nothing and sends nothing.
+ */
+export async function reject(db: Db, w: Waitlist, idOrEmail: string, baseUrl: string, dispatch: Dispatch) {
   const row = await findSubscriber(db, w.id, idOrEmail);
   if (row.status !== "confirmed") throw new AppError("conflict", "A subscriber pending confirmation has no place in line to reject");
   if (row.access === "joined") throw new AppError("conflict", "This subscriber has already joined");
   if (row.access !== "rejected") {
-    await db.run(sql`UPDATE subscribers SET access = 'rejected', final_position = coalesce(${row.position}, final_position), invite_token = NULL,
-      updated_at = ${now()} WHERE id = ${row.id} AND access = ${row.access}`);
+    const out = webhookEvent(nothing(), w, "subscriber.rejected", row.id, sql`changes() = 1`);
+    const [updated] = await db.batch([
+      db.all<{ id: string }>(sql`UPDATE subscribers SET access = 'rejected', final_position = coalesce(${row.position}, final_position),
+        updated_at = ${now()} WHERE id = ${row.id} AND access = ${row.access} RETURNING id`),
+      ...out.statements.map((st) => db.run(st)),
+    ] as any);
+    if ((updated as unknown as { id: string }[]).length > 0) dispatch(out.ids);
   }
   return subscriberView(await findSubscriber(db, w.id, row.id), w, baseUrl);
 }

@@ -4,6 +4,7 @@ import { eq, sql } from "drizzle-orm";
 import { now } from "../clock";
 import type { Db } from "../db/client";
 import { waitlists } from "../db/schema";
+import type { Waitlist } from "../http/api";
 import { nothing, type Dispatch } from "../outbox/events";
 import { judge, referrerSignals, type FraudReason, type ReferrerSignals } from "./fraud";
 import { confirmation } from "./signup";
@@ -17,6 +18,17 @@ interface Pending {
   ip_address: string | null;
   fingerprint: string | null;
   fraud_checks: number;
+}
+
+/** What a confirmation link names, for its page (a GET changes nothing: issue 16); null for an unknown link. */
+export async function findByConfirmToken(db: Db, confirmToken: string): Promise<{ status: "pending" | "confirmed"; signUpToken: string; w: Waitlist } | null> {
+  if (!/^[A-Za-z0-9_-]{1,128}$/.test(confirmToken)) return null;
+  const [sub] = await db.all<{ status: "pending" | "confirmed"; sign_up_token: string; waitlist_id: string }>(
+    sql`SELECT status, sign_up_token, waitlist_id FROM subscribers WHERE confirm_token = ${confirmToken}`,
+  );
+  if (!sub) return null;
+  const [w] = await db.select().from(waitlists).where(eq(waitlists.id, sub.waitlist_id));
+  return w ? { status: sub.status, signUpToken: sub.sign_up_token, w } : null;
 }
 
 /** The thank-you token to redirect to, or null for an unknown link. A second click only redirects. */

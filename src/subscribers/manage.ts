@@ -1,13 +1,15 @@
-// Changing subscribers: PUT (merge, re-rank at once) and DELETE (compact positions, take referral credit back).
-import { sql } from "drizzle-orm";
+// Changing subscribers: PUT (merge, re-rank at once), DELETE (compact positions, take referral credit back),
+// and what a subscriber does from a link (issue 16): unsubscribe, and leave the waitlist.
+import { eq, sql } from "drizzle-orm";
 import { now } from "../clock";
 import type { Db } from "../db/client";
+import { waitlists } from "../db/schema";
 import type { Waitlist } from "../http/api";
 import { AppError, badRequest, notFound } from "../http/errors";
 import { checkCustomFields } from "./metadata";
 import type { UpdateInput } from "./model";
 import { findSubscriber } from "./query";
-import { subscriberView, thankYouUrl } from "./view";
+import { selectSubscribers, subscriberView, thankYouUrl, type SubscriberRow } from "./view";
 import { nothing, webhookEvent, type Dispatch } from "../outbox/events";
 import { envelope } from "../outbox/render";
 
@@ -83,4 +85,35 @@ export async function deleteSubscriber(db: Db, waitlist: Waitlist, idOrEmail: st
   if ((results[2] as { id: string }[]).length === 0) throw notFound("Subscriber not found");
   dispatch(out.ids);
   return { success: true, message: "Subscriber deleted" };
+}
+
+/** The subscriber a status or unsubscribe link names (its sign-up token), with its waitlist; null for an unknown link. */
+export async function findBySignUpToken(db: Db, signUpToken: string): Promise<{ sub: SubscriberRow; w: Waitlist } | null> {
+  if (!/^[A-Za-z0-9_-]{1,64}$/.test(signUpToken)) return null;
+  const [sub] = await selectSubscribers(db, sql`s.sign_up_token = ${signUpToken}`);
+  if (!sub) return null;
+  const [w] = await db.select().from(waitlists).where(eq(waitlists.id, sub.waitlist_id));
+  return w ? { sub, w } : null;
+}
+
+/**
+ * Issue 16: no email of any kind goes to this subscriber afterwards (the dispatcher checks before
+ * each send); the place in line is kept. Once: a repeat keeps the first time and sends no second
+ * `subscriber.unsubscribed` webhook. Returns when the subscriber unsubscribed.
+ */
+export async function unsubscribe(db: Db, w: Waitlist, sub: SubscriberRow, dispatch: Dispatch): Promise<number> {
+  if (sub.unsubscribed_at !== null) return Number(sub.unsubscribed_at);
+  const at = now();
+  const out = webhookEvent(nothing(), w, "subscriber.unsubscribed", sub.id, sql`changes() = 1`);
+  const [updated] = await db.batch([
+    db.all<{ id: string }>(sql`UPDATE subscribers SET unsubscribed_at = ${at}, updated_at = ${at} WHERE id = ${sub.id} AND unsubscribed_at IS NULL RETURNING id`),
+    ...out.statements.map((st) => db.run(st)),
+  ] as any);
+  if ((updated as unknown as { id: string }[]).length > 0) {
+    dispatch(out.ids);
+    return at;
+  }
+  // of two posts at once, the other one unsubscribed first
+  const [again] = await db.all<{ unsubscribed_at: number | null }>(sql`SELECT unsubscribed_at FROM subscribers WHERE id = ${sub.id}`);
+  return Number(again?.unsubscribed_at ?? at);
 }

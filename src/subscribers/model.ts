@@ -68,6 +68,9 @@ export const Subscriber = t.Object({
   timezone: nullableString,
   joined_with: t.String(),
   joined_at: t.Number(),
+  unsubscribed_at: t.Union([t.Number(), t.Null()], {
+    description: "Extension: when the subscriber followed the unsubscribe link (ms); no email goes to them afterwards. They keep their place in line",
+  }),
 });
 
 export const SubscriberResponse = t.Object({ success: t.Boolean(), data: t.Object({ subscriber: Subscriber }) });
@@ -79,6 +82,7 @@ export const ListQuery = t.Object({
   sort_dir: t.Optional(t.Union([t.Literal("asc"), t.Literal("desc")])),
   tag: t.Optional(t.String({ description: "Tag name (case-insensitive) or id" })),
   status: t.Optional(Status("Extension: only subscribers with this status")),
+  unsubscribed: t.Optional(t.Union([t.Literal("true"), t.Literal("false")], { description: "Extension: true lists only unsubscribed subscribers, false only those still receiving email" })),
   q: t.Optional(t.String({ maxLength: 254, description: "Search: part of the email or name" })),
 });
 

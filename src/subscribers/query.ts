@@ -35,6 +35,7 @@ export interface ListParams {
   tag?: string;
   q?: string;
   status?: "pending" | "waiting" | "invited" | "joined" | "rejected";
+  unsubscribed?: "true" | "false";
 }
 
 /** DESIGN §4: list parameters are strict; nothing is clamped or defaulted silently. */
@@ -87,6 +88,7 @@ export async function listSubscribers(db: Db, waitlist: Waitlist, params: ListPa
   if (params.tag !== undefined) filters.push(await tagFilter(db, waitlist.id, params.tag));
   if (params.status === "pending") filters.push(sql`s.status = 'pending'`);
   else if (params.status) filters.push(sql`s.status = 'confirmed' AND s.access = ${params.status}`);
+  if (params.unsubscribed !== undefined) filters.push(params.unsubscribed === "true" ? sql`s.unsubscribed_at IS NOT NULL` : sql`s.unsubscribed_at IS NULL`);
   const q = params.q?.trim();
   if (q) filters.push(sql`(s.email LIKE ${likePattern(q)} ESCAPE '\\' OR lower(s.name) LIKE ${likePattern(q)} ESCAPE '\\')`);
   const where = sql.join(filters, sql` AND `);

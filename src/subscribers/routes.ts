@@ -59,7 +59,7 @@ export function subscriberRoutes(deps: { db: Db; config: Config; api: ReturnType
       params: WaitlistParams,
       query: ListQuery,
       response: { 200: ListResponse, ...errorResponses(400, 401, 403, 429) },
-      detail: { tags: ["Subscribers"], summary: "List subscribers", description: "Paginated; sort by position, points, date, referral_count or email; filter by tag or search with q." },
+      detail: { tags: ["Subscribers"], summary: "List subscribers", description: "Paginated; sort by position, points, date, referral_count or email; filter by tag, status or unsubscribed (true|false), or search with q." },
     })
     .get(
       "/subscribers/export",
@@ -103,11 +103,16 @@ export function subscriberRoutes(deps: { db: Db; config: Config; api: ReturnType
           "Moves waiting subscribers to invited in one transaction: each keeps its position as final_position, gets a single-use invite link ({BASE_URL}/i/{token}) by the invitation email, and a subscriber.invited webhook is sent. Subscribers already invited are unchanged (idempotent); pending, joined and rejected ones are skipped. The rest of the line closes up at once.",
       },
     })
-    .post("/subscribers/:idOrEmail/reject", async ({ auth, params }) => ({ success: true, data: { subscriber: await reject(db, auth.waitlist!, params.idOrEmail, config.baseUrl) } }), {
+    .post("/subscribers/:idOrEmail/reject", async ({ auth, params }) => ({ success: true, data: { subscriber: await reject(db, auth.waitlist!, params.idOrEmail, config.baseUrl, dispatch) } }), {
       api: subscribers,
       params: SubscriberParams,
       response: { 200: SubscriberResponse, ...errorResponses(401, 403, 404, 409, 429) },
-      detail: { tags: ["Subscribers"], summary: "Reject a subscriber (extension)", description: "Takes a waiting or invited subscriber out of line for good (an invite link stops working); final_position keeps the place held." },
+      detail: {
+        tags: ["Subscribers"],
+        summary: "Reject a subscriber (extension)",
+        description:
+          "Takes a waiting or invited subscriber out of line for good and sends a subscriber.rejected webhook; an invited subscriber's link is withdrawn (it shows a page saying so, status 410). final_position keeps the place held. Rejecting again changes nothing.",
+      },
     })
     .get(
       "/invites/:token",

@@ -14,6 +14,7 @@ import { milestonesReached } from "./milestones";
 import { positionOf } from "./rank";
 import { thankYouUrl } from "./view";
 import { email, nothing, webhookEvent, type Dispatch, type Outgoing } from "../outbox/events";
+import { cappedConfirmation, resendConfirmation } from "./confirmation-caps";
 
 /** What a sign-up answer needs of a subscriber: less than a full Subscriber, read in the same statement as the position. */
 interface SignUpRow {
@@ -86,7 +87,11 @@ export async function signUp(db: Db, waitlist: Waitlist, input: SignUpInput, ctx
   // write, whose INSERT ... ON CONFLICT DO NOTHING tells an already-registered email apart
   const referee = { ip, fingerprint: reserved.fingerprint };
   const [existing, referrer] = reserved.referredBy ? await readBefore(db, waitlist.id, email, reserved.referredBy, referee, at) : [undefined, undefined];
-  if (existing) return answer(existing, waitlist, ctx.baseUrl, false);
+  if (existing) {
+    // a repeat sign-up of a pending address sends the confirmation again, under the caps (issue 16)
+    if (existing.status === "pending" && waitlist.doubleOptIn) await resendConfirmation(db, waitlist, email, ctx.dispatch);
+    return answer(existing, waitlist, ctx.baseUrl, false);
+  }
   const reason: FraudReason | null = referrer && checkFraud ? judge(referee, referrer) : null;
   const place = locate(ip);
   const pending = waitlist.doubleOptIn;
@@ -117,6 +122,7 @@ export async function signUp(db: Db, waitlist: Waitlist, input: SignUpInput, ctx
       const row = rows[0];
       if (!row) {
         // the email was there already (or a concurrent sign-up won): answer with that subscriber
+        if (pending) ctx.dispatch(out.ids); // the confirmation may have gone out again (issue 16 caps)
         const [existing] = await db.all<SignUpRow>(signUpRow(waitlist.id, email));
         return answer(existing, waitlist, ctx.baseUrl, false);
       }
@@ -170,11 +176,14 @@ function insertSubscriber(id: string, waitlistId: string, b: Base, seq: SQL, con
     ON CONFLICT (waitlist_id, email) DO NOTHING ${RETURNING}`;
 }
 
-/** Double opt-in: the subscriber waits unranked; the confirmation email goes out with the insert. */
+/**
+ * Double opt-in: the subscriber waits unranked. The confirmation email goes out with the insert, or
+ * again to an address still pending, but only under the caps (issue 16), decided in this transaction.
+ */
 async function insertPending(db: Db, waitlist: Waitlist, id: string, b: Base, out: Outgoing) {
   const isNew = sql`EXISTS (SELECT 1 FROM subscribers WHERE id = ${id})`;
-  email(out, waitlist, "confirmation", id, isNew);
   webhookEvent(out, waitlist, "subscriber.pending", id, isNew);
+  cappedConfirmation(out, waitlist, b.email, b.at);
   return groupWrite(db, [insertSubscriber(id, waitlist.id, b, sql`NULL`, sortableToken(32), null), ...out.statements]);
 }
 

@@ -39,6 +39,7 @@ export interface SubscriberRow {
   invited_at: number | null;
   invite_expires_at: number | null;
   accepted_at: number | null;
+  unsubscribed_at: number | null;
   position: number | null;
   tags_json: string;
 }
@@ -64,6 +65,9 @@ export function selectPage(db: Db, page: SQL, orderBy: SQL, withPosition = true)
 }
 
 export const thankYouUrl = (baseUrl: string, token: string) => `${baseUrl}/t/${token}`;
+
+/** Issue 16: the one-click unsubscribe link names the subscriber by its sign-up token (docs/decisions.md). */
+export const unsubscribeUrl = (baseUrl: string, signUpToken: string) => `${baseUrl}/u/${signUpToken}`;
 
 /** Issue 11: `pending` (unconfirmed), then `waiting`, `invited`, `joined` or `rejected`. */
 export const statusOf = (row: Pick<SubscriberRow, "status" | "access">): "pending" | SubscriberRow["access"] => (row.status === "pending" ? "pending" : row.access);
@@ -97,6 +101,7 @@ export function subscriberView(row: SubscriberRow, waitlist: Pick<Waitlist, "pos
     timezone: row.timezone,
     joined_with: row.joined_with,
     joined_at: Number(row.joined_at),
+    unsubscribed_at: row.unsubscribed_at === null ? null : Number(row.unsubscribed_at),
   };
 }
 

@@ -75,6 +75,11 @@ const Milestone = t.Object(
   { additionalProperties: false },
 );
 
+/** Issue 16: "altcha" makes the public form require a solved proof-of-work challenge (GET /s/{waitlistKey}/challenge). */
+const Captcha = t.Union([t.Literal("off"), t.Literal("altcha")], {
+  description: 'Captcha of the public form: "off" (default) or "altcha" (a self-hosted ALTCHA proof-of-work; the form then needs the altcha field)',
+});
+
 export const SettingsPatchBody = t.Object(
   {
     name: t.Optional(t.String({ maxLength: NAME_MAX })),
@@ -97,6 +102,7 @@ export const SettingsPatchBody = t.Object(
     invite_expiry_days: t.Optional(t.Integer({ minimum: 1, maximum: 365, description: "How long an invite link works (default 14)" })),
     invite_redirect_url: t.Optional(t.Union([t.String({ maxLength: URL_MAX }), t.Null()], { description: "Where an accepted invite goes, with ?token=; null shows a welcome page" })),
     leaderboard: t.Optional(t.Boolean({ description: "Show the top 10 referrers (names or masked emails) on every subscriber's status page" })),
+    captcha: t.Optional(Captcha),
   },
   { additionalProperties: false },
 );
@@ -123,6 +129,7 @@ export const Settings = t.Object({
   invitation_email: t.Object({ subject: t.String(), body: t.String() }),
   invite_expiry_days: t.Number(),
   invite_redirect_url: t.Union([t.String(), t.Null()]),
+  captcha: Captcha,
 });
 
 export const SettingsResponse = t.Object({ success: t.Boolean(), data: t.Object({ settings: Settings }) });

@@ -21,7 +21,10 @@ export const DEFAULT_TEMPLATES = {
   confirmationSubject: "Confirm your spot on the {{waitlist_name}} waitlist",
   confirmationBody: "Hi {{name}},\n\nPlease confirm your email address to join the {{waitlist_name}} waitlist:\n\n{{confirm_link}}\n\nIf you did not sign up, you can ignore this email.",
   welcomeSubject: "You're on the {{waitlist_name}} waitlist",
-  welcomeBody: "Hi {{name}},\n\nThanks for joining the {{waitlist_name}} waitlist. You are number {{inflated_position}}.\n\nMove up the list by sharing your link: {{referral_link}}\n\nSee your spot any time: {{status_link}}",
+  welcomeBody: "Hi {{name}},\n\nThanks for joining the {{waitlist_name}} waitlist. You are number {{inflated_position}}.\n\nMove up the list by sharing your link: {{referral_link}}\n\nSee your spot any time: {{status_link}}\n\nUnsubscribe: {{unsubscribe_link}}",
+  // issue 16: every email but the confirmation shows its unsubscribe link (the column defaults in db/schema predate it)
+  invitationBody: "Hi {{name}},\n\nYour wait is over: you are invited to {{waitlist_name}}.\n\nAccept your invitation: {{invite_link}}\n\nUnsubscribe: {{unsubscribe_link}}",
+  milestoneBody: "Hi {{name}},\n\nYou have referred {{referral_count}} friends to {{waitlist_name}}. Your reward: {{reward}}\n\nKeep sharing your link: {{referral_link}}\n\nUnsubscribe: {{unsubscribe_link}}",
 };
 
 function checkName(raw: string): string {
@@ -144,6 +147,7 @@ export function settingsView(w: Waitlist) {
     invitation_email: { subject: w.invitationSubject, body: w.invitationBody },
     invite_expiry_days: w.inviteExpiryDays,
     invite_redirect_url: w.inviteRedirectUrl,
+    captcha: w.captcha,
   };
 }
 
@@ -201,6 +205,7 @@ export async function updateSettings(db: Db, w: Waitlist, patch: SettingsPatch, 
   }
   if (patch.milestones !== undefined) set.milestones = checkMilestones(patch.milestones);
   if (patch.leaderboard !== undefined) set.leaderboard = patch.leaderboard;
+  if (patch.captcha !== undefined) set.captcha = patch.captcha;
   const ie = patch.invitation_email;
   if (ie?.subject !== undefined) set.invitationSubject = requireText(ie.subject, "invitation_email.subject");
   if (ie?.body !== undefined) set.invitationBody = requireText(ie.body, "invitation_email.body");

