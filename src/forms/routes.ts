@@ -17,10 +17,10 @@ import { formSignUp, isAllowedHost, submittingHost, wantsJson } from "./service"
 import { checkSolution, issueChallenge, releaseSolution, spendSolution, type Solution } from "./captcha";
 import { resendConfirmation } from "../subscribers/confirmation-caps";
 import { resendAnswerPage } from "../pages/thank-you";
-// the package's own files, embedded in the binary (its exports map has no text entry points)
-import altchaJs from "../../node_modules/altcha/dist/external/altcha.js" with { type: "text" };
-import altchaCss from "../../node_modules/altcha/dist/external/altcha.css" with { type: "text" };
-import altchaWorker from "../../node_modules/altcha/dist/workers/pbkdf2.js" with { type: "text" };
+// the ALTCHA widget, vendored (public/vendor/altcha/README.md) and embedded in the binary
+import altchaJs from "../../public/vendor/altcha/altcha.js" with { type: "text" };
+import altchaCss from "../../public/vendor/altcha/altcha.css" with { type: "text" };
+import altchaWorker from "../../public/vendor/altcha/pbkdf2.js" with { type: "text" };
 import captchaJs from "../../public/captcha.js" with { type: "text" };
 
 /** DESIGN §4: 10 form posts a minute per IP per waitlist. */
