@@ -23,7 +23,8 @@ export const TAGS = [
   { name: "Settings", description: "Per-waitlist settings and keys (extension)" },
   { name: "Landing pages", description: "The hosted landing page, by hand or with AI" },
   { name: "Public form", description: "The form action HTML forms post to (no key)" },
-  { name: "Pages", description: "Server-rendered pages and the links in emails (no key)" },
+  { name: "Pages", description: "Server-rendered pages (no key)" },
+  { name: "Links", description: "The links in emails: GET and HEAD show a page, POST acts (no key)" },
   { name: "Docs", description: "Swagger UI, this document and the dashboard (no key)" },
   { name: "Operations", description: "Health" },
 ];
@@ -114,7 +115,8 @@ function complete(op: Json, method: string, path: string): void {
   for (const [status, r] of Object.entries(responses)) {
     if (policy && status !== "413" && status !== "500") r.headers = { ...rateLimitHeaders(true), ...r.headers };
     if (status === "429") r.headers = { ...r.headers, ...RETRY_AFTER };
-    if (/^3\d\d$/.test(status)) r.headers = { ...LOCATION, ...r.headers };
+    // a redirect without Location is a bug, whatever a route's own detail says
+    if (/^3\d\d$/.test(status)) r.headers = { ...r.headers, ...LOCATION };
   }
   op.operationId ??= `${method}${path.replace(/[{}]/g, "").replace(/(^|[/_-])(\w)/g, (_m, _s, c: string) => c.toUpperCase())}`;
   if (!op.summary) op.summary = op.operationId;

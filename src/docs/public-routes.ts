@@ -37,9 +37,17 @@ const jsonOrPage = (description: string, schema: unknown, headers: Json = {}) =>
   content: { "application/json": { schema: plain(schema) }, ...HTML },
 });
 
+/** The form actions' refusals: JSON for JSON clients, a page for browsers; the per-IP limit's headers once it is counted. */
+const formErrors = {
+  400: jsonOrPage("Invalid or missing field, or (captcha on) altcha (JSON clients: the sign-up error shape; browsers: a page)", SignUpErrorBody, rateLimitHeaders(false)),
+  403: jsonOrPage("The submitting site is not allowed to post to this waitlist", ErrorBody),
+  404: jsonOrPage("No such waitlist", ErrorBody),
+  429: jsonOrPage("More than 10 posts a minute from this IP to this waitlist", SignUpRateLimitedBody, { ...rateLimitHeaders(true), ...RETRY_AFTER }),
+};
+
 /**
- * An entry documents its route only while the app serves that method and path, so routes announced
- * by issue 16 (unsubscribe, POST on links) are described here ahead of their arrival.
+ * An entry documents its route only while the app serves that method and path. Routes documented
+ * at their source (pages/links.ts: confirm, invite, unsubscribe, leave) need no entry.
  */
 export const PUBLIC_OPERATIONS: PublicOperation[] = [
   {
@@ -89,73 +97,11 @@ export const PUBLIC_OPERATIONS: PublicOperation[] = [
   },
   {
     method: "get",
-    path: "/i/{token}",
-    operationId: "getInvite",
-    summary: "Invitation link",
-    tags: ["Pages"],
-    responses: {
-      200: htmlPage("The invitation page"),
-      303: { description: "Accepted: on to the team's app (invite_redirect_url with ?token=)", headers: LOCATION },
-      404: notFoundPage("Unknown invitation"),
-      410: htmlPage("Invitation used, expired or withdrawn"),
-    },
-  },
-  {
-    method: "post",
-    path: "/i/{token}",
-    operationId: "acceptInvite",
-    summary: "Accept an invitation",
-    tags: ["Pages"],
-    responses: {
-      200: htmlPage("Accepted"),
-      303: { description: "Accepted: on to the team's app (invite_redirect_url with ?token=)", headers: LOCATION },
-      404: notFoundPage("Unknown invitation"),
-      410: htmlPage("Invitation used, expired or withdrawn"),
-    },
-  },
-  {
-    method: "get",
     path: "/pending/{waitlistKey}",
     operationId: "getPendingPage",
     summary: "Confirm-pending page",
     tags: ["Pages"],
     responses: { 200: htmlPage("Check your inbox"), 404: notFoundPage("Unknown waitlist") },
-  },
-  {
-    method: "get",
-    path: "/confirm/{token}",
-    operationId: "getConfirm",
-    summary: "Double opt-in confirmation link",
-    tags: ["Pages"],
-    responses: {
-      200: htmlPage("The confirmation page (a button that posts to this URL)"),
-      303: { description: "Confirmed: on to the thank-you page", headers: LOCATION },
-      404: notFoundPage("Unknown or used confirmation link"),
-    },
-  },
-  {
-    method: "post",
-    path: "/confirm/{token}",
-    operationId: "postConfirm",
-    summary: "Confirm a double opt-in sign-up",
-    tags: ["Pages"],
-    responses: { 303: { description: "Confirmed (or already confirmed): on to the thank-you page", headers: LOCATION }, 404: notFoundPage("Unknown confirmation link") },
-  },
-  {
-    method: "get",
-    path: "/u/{token}",
-    operationId: "getUnsubscribe",
-    summary: "Unsubscribe page",
-    tags: ["Pages"],
-    responses: { 200: htmlPage("A button that posts to this URL"), 404: notFoundPage("Unknown unsubscribe link") },
-  },
-  {
-    method: "post",
-    path: "/u/{token}",
-    operationId: "postUnsubscribe",
-    summary: "Unsubscribe (RFC 8058 one-click, or the page's button)",
-    tags: ["Pages"],
-    responses: { 200: htmlPage("Unsubscribed"), 404: notFoundPage("Unknown unsubscribe link") },
   },
   {
     method: "get",
@@ -192,10 +138,15 @@ export const PUBLIC_OPERATIONS: PublicOperation[] = [
     responses: {
       200: { description: "JSON clients: the sign-up response", headers: rateLimitHeaders(true) },
       303: { description: "Browsers: on to the thank-you or confirm-pending page", headers: { ...LOCATION, ...rateLimitHeaders(true) } },
-      400: jsonOrPage("Invalid or missing field (JSON clients: the sign-up error shape; browsers: a page)", SignUpErrorBody, rateLimitHeaders(false)),
-      403: jsonOrPage("The submitting site is not allowed to post to this waitlist", ErrorBody),
-      404: jsonOrPage("No such waitlist", ErrorBody),
-      429: jsonOrPage("More than 10 posts a minute from this IP to this waitlist", SignUpRateLimitedBody, { ...rateLimitHeaders(true), ...RETRY_AFTER }),
+      ...formErrors,
     },
+  },
+  {
+    method: "post",
+    path: "/pending/{waitlistKey}/resend",
+    operationId: "resendConfirmation",
+    summary: "Send the confirmation email again",
+    tags: ["Public form"],
+    responses: { 200: { description: "The same answer whatever the address", headers: rateLimitHeaders(true) }, ...formErrors },
   },
 ];

@@ -18,8 +18,8 @@ export const HEADERS: Record<string, Json> = {
     schema: { type: "integer", minimum: 0 },
   },
   "X-RateLimit-Reset": { description: "End of the current window, whole Unix seconds", required: true, schema: { type: "integer", minimum: 0 } },
-  // not required yet: issue 16 item 4 adds it to every 429 (data.retry_after, or the limit's seconds)
-  "Retry-After": { description: "Whole seconds until a retry can succeed (equals data.retry_after where the body has it)", schema: { type: "integer", minimum: 0 } },
+  // issue 16 item 4: on every 429
+  "Retry-After": { description: "Whole seconds until a retry can succeed (equals data.retry_after)", required: true, schema: { type: "integer", minimum: 1, maximum: 60 } },
   Location: { description: "Where the browser goes next", required: true, schema: { type: "string" } },
 };
 
