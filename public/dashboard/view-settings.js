@@ -27,6 +27,7 @@ export async function settingsView(key) {
     webhookUrl: input("webhook_url", s.webhook.url, { type: "url", placeholder: "https://example.com/hooks/waitlist" }),
     webhookEnabled: checkbox("Send webhooks", s.webhook.enabled),
     customDomain: input("custom_domain", s.custom_domain, { placeholder: "waitlist.example.com" }),
+    signupUrl: input("signup_url", s.signup_url, { type: "url", placeholder: "https://www.example.com/join" }),
     leaderboard: checkbox("Show the top 10 referrers (first names or masked emails) on every status page", s.leaderboard),
     invitationSubject: input("invitation_subject", s.invitation_email.subject, { required: true }),
     invitationBody: area("invitation_body", s.invitation_email.body, { required: true }),
@@ -56,6 +57,7 @@ export async function settingsView(key) {
       confirmation_email: { subject: f.confirmationSubject.value, body: f.confirmationBody.value },
       webhook: { url: orNull(f.webhookUrl.value), enabled: checked(f.webhookEnabled) },
       custom_domain: orNull(f.customDomain.value),
+      signup_url: orNull(f.signupUrl.value),
       leaderboard: checked(f.leaderboard),
       milestones: milestones.value(),
       milestone_email: { subject: f.milestoneSubject.value, body: f.milestoneBody.value },
@@ -109,6 +111,7 @@ export async function settingsView(key) {
         h("h2", {}, "Forms and domains"),
         field("Allowed domains for your own forms", f.allowedDomains, "One per line; *.example.com allows subdomains. Forms posting from elsewhere are refused."),
         field("Custom domain", f.customDomain, "Point its DNS at this server; your published page is served at its root."),
+        field("Your own sign-up page", f.signupUrl, "Where referral links lead (with ?ref=CODE); empty: the custom domain, else the hosted page."),
       ),
       h(
         "section",
