@@ -6,7 +6,7 @@ import type { Config } from "../config";
 import type { Db } from "../db/client";
 import { waitlists } from "../db/schema";
 import { AppError, ErrorBody, errorBody, SignUpErrorBody } from "../http/errors";
-import { clientIp } from "../http/client-ip";
+import { clientIp, requestHost } from "../http/client-ip";
 import { countAndDecide, rateHeaders, uncounted } from "../http/rate-limit";
 import type { Dispatch } from "../outbox/events";
 import { escapeHtml } from "../pages/html";
@@ -74,7 +74,9 @@ export function formRoutes(deps: { db: Db; config: Config; dispatch: Dispatch })
             ? await signUp(db, w, input, { joinedWith: "form", requestIp: ip, refererHost: submittingHost(request), baseUrl: config.baseUrl, dispatch })
             : honeypotAnswer(config.baseUrl, w.key);
           if (wantsJson(request)) return new Response(JSON.stringify(result), { headers: { ...headers, "content-type": "application/json" } });
-          return new Response(null, { status: 303, headers: { ...headers, location: result.redirect_url } });
+          // issue 16: posted on the waitlist's custom domain, the browser stays there (its page allows form-action 'self' only)
+          const location = w.customDomain && requestHost(request) === w.customDomain ? new URL(result.redirect_url).pathname : result.redirect_url;
+          return new Response(null, { status: 303, headers: { ...headers, location } });
         } catch (err) {
           if (err instanceof AppError) return fail(request, err, headers);
           throw err;

@@ -8,3 +8,6 @@ export function clientIp(request: Request, server: Server<unknown> | null | unde
   }
   return server?.requestIP(request)?.address.replace(/^::ffff:/, "") ?? "unknown";
 }
+
+/** The Host the client asked for, lowercase, without port or trailing dot (Caddy passes it through unchanged). */
+export const requestHost = (request: Request): string => (request.headers.get("host") ?? "").toLowerCase().replace(/:\d+$/, "").replace(/\.$/, "");
