@@ -100,6 +100,7 @@ export function formRoutes(deps: { db: Db; config: Config; dispatch: Dispatch })
             303: { description: "Browsers: redirect to the thank-you or confirm-pending page" },
             400: { description: "Invalid email", content: { "application/json": { schema: SignUpErrorBody as any } } },
             403: { description: "Submitting site not allowed", content: { "application/json": { schema: ErrorBody as any } } },
+            413: { description: "Body over 1 MB, declared or as read (chunked); browsers get a page", content: { "application/json": { schema: ErrorBody as any } } },
             429: { description: "Too many posts from this IP", content: { "application/json": { schema: SignUpErrorBody as any } } },
           },
         } as any,
