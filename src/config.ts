@@ -11,6 +11,8 @@ export interface Config {
   /** Public origin without a trailing slash; filled from the bound port when BASE_URL is unset. */
   baseUrl: string;
   trustProxy: boolean;
+  /** Issue 16: the secret Caddy's on-demand TLS `ask` sends to /internal/custom-domain (`?token=`); unset: direct local callers only. */
+  internalToken?: string | null;
   smtpUrl: string | null;
   mailFrom: string;
   aiBaseUrl: string | null;
@@ -70,6 +72,7 @@ const SETTINGS: Setting<keyof Config>[] = [
   { key: "databaseSync", env: "DATABASE_SYNC", flags: ["database-sync"], parse: oneOf(["full", "normal"] as const) },
   { key: "baseUrl", env: "BASE_URL", flags: ["base-url"], parse: url(["http:", "https:"]) },
   { key: "trustProxy", env: "TRUST_PROXY", flags: ["trust-proxy"], parse: bool },
+  { key: "internalToken", env: "INTERNAL_TOKEN", flags: ["internal-token"], parse: (raw, name) => (raw.trim().length >= 16 ? raw.trim() : fail(name, "must be at least 16 characters")) },
   { key: "smtpUrl", env: "SMTP_URL", flags: ["smtp-url"], parse: url(["smtp:", "smtps:"]) },
   { key: "mailFrom", env: "MAIL_FROM", flags: ["mail-from"], parse: text },
   { key: "aiBaseUrl", env: "AI_BASE_URL", flags: ["ai-base-url"], parse: url(["http:", "https:"]) },
