@@ -11,6 +11,7 @@ import m0008 from "../../drizzle/0008_milestones.sql" with { type: "text" };
 import m0009 from "../../drizzle/0009_leaderboard.sql" with { type: "text" };
 import m0010 from "../../drizzle/0010_access_status.sql" with { type: "text" };
 import m0011 from "../../drizzle/0011_public_safety.sql" with { type: "text" };
+import m0012 from "../../drizzle/0012_incremental_vacuum.sql" with { type: "text" };
 
 export const migrations: { tag: string; sql: string }[] = [
   { tag: "0000_init", sql: m0000 },
@@ -25,4 +26,5 @@ export const migrations: { tag: string; sql: string }[] = [
   { tag: "0009_leaderboard", sql: m0009 },
   { tag: "0010_access_status", sql: m0010 },
   { tag: "0011_public_safety", sql: m0011 },
+  { tag: "0012_incremental_vacuum", sql: m0012 },
 ];

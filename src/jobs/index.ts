@@ -8,6 +8,7 @@ import { pruneViewDedupe } from "../analytics/service";
 import { pruneSent } from "../outbox/store";
 import { prunePreviews } from "../landing/preview";
 import type { Dispatcher } from "../outbox/dispatcher";
+import { compactDatabase } from "../db/maintenance";
 
 export interface JobContext {
   db: Db;
@@ -34,6 +35,8 @@ export const JOBS: Job[] = [
   { name: "prune-view-dedupe", schedule: "37 */5 * * * *", leaseMs: 55_000, run: ({ db }) => pruneViewDedupe(db) },
   // dashboard previews live 10 minutes
   { name: "prune-previews", schedule: "47 */10 * * * *", leaseMs: 55_000, run: ({ db }) => prunePreviews(db) },
+  // nightly: give the pages the pruning jobs freed back to the disk and truncate the WAL (issue 17)
+  { name: "compact-database", schedule: "0 41 3 * * *", leaseMs: 55_000, run: ({ db }) => compactDatabase(db) },
 ];
 
 /** True when this instance holds (or just took) the job's lease. */
