@@ -31,15 +31,14 @@ const create: Command = {
   flags: [
     USERNAME,
     { name: "plan", value: PLANS.join("|"), help: "the plan", fallback: "business" },
-    { name: "ai-credits", value: "N", help: "AI credits to start with (0 on free)", fallback: String(DEFAULT_AI_CREDITS) },
+    { name: "ai-credits", value: "N", help: "AI credits to start with (the free plan shows 0 until it moves up)", fallback: String(DEFAULT_AI_CREDITS) },
     { name: "label", value: "L", help: "name of the first key", fallback: "default" },
   ],
   required: ["username"],
   async run({ flags, db }) {
     const plan = planFlag(flags.get("plan"), create);
-    const explicit = flags.has("ai-credits");
+    // what create prints holds no credits, and they count once the account moves to a paid plan
     const aiCredits = countFlag(flags, "ai-credits", DEFAULT_AI_CREDITS);
-    if (explicit) refuseCreditsWithoutAi(plan, aiCredits);
     const created = await createAccount(await db(), { username: flags.get("username")!, plan, aiCredits, label: flags.get("label") ?? "default" });
     return {
       json: { account: created.account, api_key: created.apiKey },
