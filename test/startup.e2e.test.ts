@@ -5,7 +5,8 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSy
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createClient } from "@libsql/client";
-import { runCli, startServer, type CliResult, type TestServer } from "./support/server";
+import { startFakeModel } from "./support/peers";
+import { runCli, startServer, until, type CliResult, type TestServer } from "./support/server";
 
 let s: TestServer;
 let dir: string;
@@ -102,5 +103,32 @@ describe("start-up errors: one line, exit 2, nothing created", () => {
     const cli = await runCli(["account", "create", "--username", "other", "--db", url, "--json"]);
     expect(cli.code).toBe(2);
     expect(cli.json).toEqual({ error: { code: "schema_too_new", message: `schema ${version + 2} is newer than this binary's ${version}: upgrade the binary` } });
+  });
+});
+
+describe("the stop path", () => {
+  test("SIGTERM with a request that never finishes: the server exits 0 within the 15 s budget (systemd waits 20 s), the WAL checkpointed", async () => {
+    const model = startFakeModel();
+    const slow = await startServer({ env: { RATE_LIMITS: "off", AI_BASE_URL: model.url, AI_API_KEY: "sk-test", AI_MODEL: "m", AI_TIMEOUT_MS: "120000" } });
+    try {
+      const { key } = await slow.account();
+      const w = (await slow.request("POST", "/api/v1/waitlists", { key, body: { name: "Slow stop" } })).body.data.waitlist;
+      model.next({ kind: "hang" });
+      const pending = slow.request("POST", `/api/v1/waitlist/${w.key}/landing-page/generate`, { key, body: { prompt: "never answered" } }).catch(() => null);
+      await until(() => model.requests.length === 1, 5_000, "the model call");
+      const started = Date.now();
+      slow.proc.kill("SIGTERM");
+      const code = await slow.proc.exited;
+      const took = Date.now() - started;
+      await pending;
+      expect(code).toBe(0);
+      expect(took).toBeLessThan(15_000);
+      const stopped = slow.logs.map((l) => JSON.parse(l)).find((e) => e.msg === "stopped");
+      expect(stopped).toMatchObject({ drained: false, checkpointed: true });
+    } finally {
+      if (slow.proc.exitCode === null) await slow.stop();
+      rmSync(slow.dir, { recursive: true, force: true });
+      model.stop();
+    }
   });
 });
