@@ -1,7 +1,7 @@
 // `waitlist backup --to FILE` (DESIGN §8): a consistent snapshot of a live database taken while sign-ups are
 // being written; a server started on the snapshot finds consistent data.
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { readdirSync, statSync } from "node:fs";
+import { readdirSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { runCli, startServer, type TestServer } from "./support/server";
 
@@ -56,6 +56,8 @@ test("a backup taken during a burst of sign-ups restores to a consistent waitlis
     expect(rows.reduce((n, r) => n + r.points, 0)).toBe(rows.length * 50 + credits * 30);
   } finally {
     await restored.stop();
+    // the harness keeps the folder of a server started on a given database
+    rmSync(restored.dir, { recursive: true, force: true });
   }
 });
 
