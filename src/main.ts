@@ -67,7 +67,13 @@ async function main(argv: string[]): Promise<number> {
     await serve(flags, env);
     return -1; // keeps running
   }
-  const { cmd, rest } = findCommand(argv);
+  if (GROUPS.has(first) && (argv[1] === "--help" || argv[1] === "-h")) {
+    process.stdout.write(help([first]) + "\n");
+    return 0;
+  }
+  const found = findCommand(argv);
+  const cmd = found.cmd;
+  const rest = found.rest.map((a) => (a === "-h" ? "--help" : a));
   const known = flagsOf(cmd);
   const names = [...known.map((f) => f.name), "help"];
   const { positionals, flags } = parseArgs(rest, new Set([...known.filter((f) => !f.value).map((f) => f.name), "help"]), { names, command: cmd });

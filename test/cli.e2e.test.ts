@@ -342,6 +342,9 @@ describe("a CLI that explains itself", () => {
       expect(r.stdout, argv.join(" ")).toContain("flags:");
     }
     expect((await runCli(["backup", "--help"])).stdout).toMatch(/--force +replace FILE if it exists/);
+    const group = await runCli(["account", "--help"]);
+    expect(group.code).toBe(0);
+    for (const name of ["account create", "account set-plan", "account credits"]) expect(group.stdout).toContain(`  ${name}`);
   });
 
   test("an unknown command or flag exits 2 with the usage line and the nearest valid name", async () => {
