@@ -8,6 +8,8 @@ export const HEARTBEAT_MS = 10_000;
 /** A heartbeat older than this belongs to a server that died without saying so. */
 export const STALE_MS = 3 * HEARTBEAT_MS;
 const TRAFFIC_WRITE_MS = 60_000;
+/** Timestamps finer than this matter to nobody: doctor looks back days. */
+const OBSERVE_EVERY_MS = 10_000;
 const TRAFFIC_KEY = "traffic";
 
 export interface Instance {
@@ -50,11 +52,15 @@ export function announceInstance(client: Client, info: { port: number }, onError
   timer.unref?.();
   return {
     ready: beat(),
-    /** Per request: two comparisons and a clock read; the write waits for the next heartbeat. */
-    observe(peer: string | undefined, forwarded: boolean) {
-      if (!peer) return;
-      if (forwarded && isLoopback(peer)) traffic.forwardedAt = Date.now();
-      else if (!forwarded && !isLoopback(peer)) traffic.directAt = Date.now();
+    /** Per request: a header lookup and a clock read; the peer's address only when a timestamp is due to move. */
+    observe(forwarded: boolean, peer: () => string | undefined) {
+      const at = Date.now();
+      const last = forwarded ? traffic.forwardedAt : traffic.directAt;
+      if (last !== null && at - last < OBSERVE_EVERY_MS) return;
+      const ip = peer();
+      if (!ip) return;
+      if (forwarded && isLoopback(ip)) traffic.forwardedAt = at;
+      else if (!forwarded && !isLoopback(ip)) traffic.directAt = at;
       else return;
       trafficDirty = true;
     },

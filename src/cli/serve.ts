@@ -73,8 +73,8 @@ export async function serve(flags: Map<string, string>, env: Record<string, stri
   const dispatcher = createDispatcher({ db, config, log });
   const app = buildApp({ config, db, log, dispatcher });
   let presence: ReturnType<typeof announceInstance> | undefined;
-  // doctor compares TRUST_PROXY with how requests arrive (cli/presence.ts); this costs a header lookup per request
-  app.onRequest(({ request, server }) => presence?.observe(server?.requestIP(request)?.address, request.headers.has("x-forwarded-for")));
+  // doctor compares TRUST_PROXY with how requests arrive (cli/presence.ts); a header lookup and a clock read per request
+  app.onRequest(({ request, server }) => presence?.observe(request.headers.has("x-forwarded-for"), () => server?.requestIP(request)?.address));
   try {
     // reusePort off: a second server on a used port must fail, not split the traffic (issue 17)
     app.listen({ port: config.port, hostname: config.host, maxRequestBodySize: SOCKET_BODY_LIMIT, idleTimeout: IDLE_TIMEOUT_S, reusePort: false });
