@@ -79,10 +79,13 @@ export function databasePath(url: string): string | null {
 /** A URL fit for a message: no user, password or query (which may carry a token). */
 const displayUrl = (url: string) => url.replace(/\/\/[^@/]*@/, "//").replace(/\?.*$/, "");
 
-/** Which of `path`'s folders and files do not exist yet: removed again if the command that creates them fails. */
+/**
+ * The database file, its WAL and index, and the folders above it, when the file does not exist yet: removed again
+ * if the command that creates them fails. An existing database's WAL is never listed (a server may be using it).
+ */
 function missingPaths(path: string): string[] {
-  const missing: string[] = [];
-  for (const p of [path, `${path}-wal`, `${path}-shm`]) if (!existsSync(p)) missing.push(p);
+  if (existsSync(path)) return [];
+  const missing = [path, `${path}-wal`, `${path}-shm`];
   for (let dir = dirname(resolve(path)); !existsSync(dir); dir = dirname(dir)) missing.push(dir);
   return missing;
 }
