@@ -23,6 +23,8 @@ export interface Config {
   logLevel: Level;
   webhookBlockPrivate: boolean;
   rateLimits: boolean;
+  /** Where `waitlist backup` writes by default; doctor reports the newest backup's age. */
+  backupDir: string | null;
 }
 
 export class ConfigError extends Error {}
@@ -83,6 +85,7 @@ const SETTINGS: Setting<keyof Config>[] = [
   { key: "logLevel", env: "LOG_LEVEL", flags: ["log-level"], parse: oneOf(["debug", "info", "warn", "error"] as const) },
   { key: "webhookBlockPrivate", env: "WEBHOOK_BLOCK_PRIVATE", flags: ["webhook-block-private"], parse: bool },
   { key: "rateLimits", env: "RATE_LIMITS", flags: ["rate-limits"], parse: bool },
+  { key: "backupDir", env: "BACKUP_DIR", flags: ["backup-dir"], parse: text },
 ];
 
 /** Flags that may be given bare, meaning true. */
@@ -105,7 +108,12 @@ const DEFAULTS = {
   logLevel: "info",
   webhookBlockPrivate: false,
   rateLimits: true,
+  backupDir: null,
 } satisfies Partial<Config>;
+
+/** Each setting's variable, flags and default, for `waitlist serve --help`. */
+export const describeSettings = () =>
+  SETTINGS.map((s) => ({ env: s.env, flags: s.flags, fallback: (DEFAULTS as Record<string, unknown>)[s.key] as string | number | boolean | null | undefined }));
 
 /** Flags win over the environment; a bad value throws ConfigError naming the variable or flag. */
 export function loadConfig(env: Record<string, string | undefined>, flags: Map<string, string> = new Map(), only?: (keyof Config)[]): Config {
