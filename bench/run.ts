@@ -8,6 +8,7 @@ import { createClient } from "@libsql/client";
 import { BENCH_KEY, seed, WAITLIST_KEY } from "./seed";
 import { fmt, load, rssMb, startServer, table, timeCalls } from "./lib";
 import { soak } from "./soak";
+import { compaction } from "./compaction";
 
 const ROOT = join(import.meta.dir, "..");
 const SIZES = (process.env.BENCH_SIZES ?? "10000,100000,1000000").split(",").map(Number);
@@ -114,6 +115,13 @@ if (small !== large) {
   row(`sign-up throughput ${large.toLocaleString("en")} / ${small.toLocaleString("en")}`, "-", "-", "-", fmt(signupRps[large] / signupRps[small], 2));
   row(`GET subscriber p50 ${large.toLocaleString("en")} / ${small.toLocaleString("en")}`, "-", "-", "-", fmt(getP50[large] / getP50[small], 2));
   row(`list page p50 ${large.toLocaleString("en")} / ${small.toLocaleString("en")}`, "-", "-", "-", fmt(listP50[large] / listP50[small], 2));
+}
+
+// issue 17: pruning frees pages, the nightly compaction hands them back to the disk
+{
+  const c = await compaction();
+  const mb = (n: number) => `${fmt(n / 1024 / 1024, 1)} MB`;
+  row(`database file: grown (${c.rows.toLocaleString("en")} old outbox rows) / pruned / compacted`, `${mb(c.grownBytes)} / ${mb(c.prunedBytes)} / ${mb(c.compactedBytes)}`, "-", "-", `compact ${fmt(c.compactMs, 0)} ms`);
 }
 
 // the compiled binary: cold start to first answer, memory idle and under load

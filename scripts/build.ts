@@ -18,6 +18,10 @@ const embedLibsqlAddon: Bun.BunPlugin = {
   },
 };
 
+// `waitlist --version` names the commit the binary was built from (src/cli/version.ts)
+const git = Bun.spawnSync(["git", "rev-parse", "--short", "HEAD"], { cwd: import.meta.dir, stdout: "pipe", stderr: "ignore" });
+const commit = (git.exitCode === 0 && git.stdout.toString().trim()) || "unknown";
+
 const result = await Bun.build({
   entrypoints: ["./src/main.ts"],
   // --smol: a smaller heap, collected more often; keeps the resident set of a VPS instance down
@@ -28,6 +32,7 @@ const result = await Bun.build({
   // precompiled JSC bytecode: the binary starts in about half the time and idles in less memory
   bytecode: true,
   plugins: [embedLibsqlAddon],
+  define: { WAITLIST_COMMIT: JSON.stringify(commit) },
 });
 if (!result.success) {
   for (const log of result.logs) console.error(log);

@@ -11,6 +11,8 @@ export interface Config {
   /** Public origin without a trailing slash; filled from the bound port when BASE_URL is unset. */
   baseUrl: string;
   trustProxy: boolean;
+  /** Issue 16: the secret Caddy's on-demand TLS `ask` sends to /internal/custom-domain (`?token=`); unset: direct local callers only. */
+  internalToken?: string | null;
   smtpUrl: string | null;
   mailFrom: string;
   aiBaseUrl: string | null;
@@ -21,6 +23,8 @@ export interface Config {
   logLevel: Level;
   webhookBlockPrivate: boolean;
   rateLimits: boolean;
+  /** Where `waitlist backup` writes by default; doctor reports the newest backup's age. */
+  backupDir: string | null;
 }
 
 export class ConfigError extends Error {}
@@ -70,6 +74,7 @@ const SETTINGS: Setting<keyof Config>[] = [
   { key: "databaseSync", env: "DATABASE_SYNC", flags: ["database-sync"], parse: oneOf(["full", "normal"] as const) },
   { key: "baseUrl", env: "BASE_URL", flags: ["base-url"], parse: url(["http:", "https:"]) },
   { key: "trustProxy", env: "TRUST_PROXY", flags: ["trust-proxy"], parse: bool },
+  { key: "internalToken", env: "INTERNAL_TOKEN", flags: ["internal-token"], parse: (raw, name) => (raw.trim().length >= 16 ? raw.trim() : fail(name, "must be at least 16 characters")) },
   { key: "smtpUrl", env: "SMTP_URL", flags: ["smtp-url"], parse: url(["smtp:", "smtps:"]) },
   { key: "mailFrom", env: "MAIL_FROM", flags: ["mail-from"], parse: text },
   { key: "aiBaseUrl", env: "AI_BASE_URL", flags: ["ai-base-url"], parse: url(["http:", "https:"]) },
@@ -80,6 +85,7 @@ const SETTINGS: Setting<keyof Config>[] = [
   { key: "logLevel", env: "LOG_LEVEL", flags: ["log-level"], parse: oneOf(["debug", "info", "warn", "error"] as const) },
   { key: "webhookBlockPrivate", env: "WEBHOOK_BLOCK_PRIVATE", flags: ["webhook-block-private"], parse: bool },
   { key: "rateLimits", env: "RATE_LIMITS", flags: ["rate-limits"], parse: bool },
+  { key: "backupDir", env: "BACKUP_DIR", flags: ["backup-dir"], parse: text },
 ];
 
 /** Flags that may be given bare, meaning true. */
@@ -102,7 +108,12 @@ const DEFAULTS = {
   logLevel: "info",
   webhookBlockPrivate: false,
   rateLimits: true,
+  backupDir: null,
 } satisfies Partial<Config>;
+
+/** Each setting's variable, flags and default, for `waitlist serve --help`. */
+export const describeSettings = () =>
+  SETTINGS.map((s) => ({ env: s.env, flags: s.flags, fallback: (DEFAULTS as Record<string, unknown>)[s.key] as string | number | boolean | null | undefined }));
 
 /** Flags win over the environment; a bad value throws ConfigError naming the variable or flag. */
 export function loadConfig(env: Record<string, string | undefined>, flags: Map<string, string> = new Map(), only?: (keyof Config)[]): Config {

@@ -1,8 +1,9 @@
 // `waitlist backup --to FILE` (DESIGN §8): a consistent snapshot of a live database taken while sign-ups are
 // being written; a server started on the snapshot finds consistent data.
 import { afterAll, beforeAll, expect, test } from "bun:test";
+import { readdirSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { startServer, type TestServer } from "./support/server";
+import { runCli, startServer, type TestServer } from "./support/server";
 
 let s: TestServer;
 beforeAll(async () => {
@@ -55,5 +56,24 @@ test("a backup taken during a burst of sign-ups restores to a consistent waitlis
     expect(rows.reduce((n, r) => n + r.points, 0)).toBe(rows.length * 50 + credits * 30);
   } finally {
     await restored.stop();
+    // the harness keeps the folder of a server started on a given database
+    rmSync(restored.dir, { recursive: true, force: true });
   }
+});
+
+test("with BACKUP_DIR set, backup without --to writes waitlist-<UTC time>.db there, mode 0600, and says what it holds", async () => {
+  const dir = join(s.dir, "nightly");
+  const r = await runCli(["backup", "--json"], { DATABASE_URL: s.dbUrl, BACKUP_DIR: dir });
+  expect(r.code, r.stdout + r.stderr).toBe(0);
+  expect(r.json.backup).toMatch(new RegExp(`^${dir}/waitlist-\\d{8}T\\d{6}Z\\.db$`));
+  expect(statSync(r.json.backup).mode & 0o777).toBe(0o600);
+  expect(r.json.bytes).toBe(statSync(r.json.backup).size);
+  expect(typeof r.json.waitlists).toBe("number");
+  expect(typeof r.json.subscribers).toBe("number");
+  expect(readdirSync(dir)).toHaveLength(1);
+  // without BACKUP_DIR, --to is required: a usage error
+  const missing = await runCli(["backup", "--json"], { DATABASE_URL: s.dbUrl, BACKUP_DIR: "" });
+  expect(missing.code).toBe(2);
+  expect(missing.json.error.code).toBe("usage");
+  expect(missing.json.error.message).toContain("--to");
 });

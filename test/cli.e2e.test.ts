@@ -1,7 +1,8 @@
 // DESIGN §3 admin commands, end to end: each runs as its own process against the database of a
 // running server, and what it does takes effect on that server's next request.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, statSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createClient } from "@libsql/client";
 import { runCli, startServer, type CliResult, type TestServer } from "./support/server";
@@ -27,20 +28,31 @@ function oneJson(r: CliResult): any {
   return value;
 }
 
-/** The message line of stderr: the usage text that follows it mentions every flag. */
+/** The message line of stderr: the usage line follows it. */
 const firstLine = (stderr: string) => stderr.split("\n")[0];
 
-function usageError(r: CliResult, names: string) {
-  expect(r.code, r.stderr).toBe(2);
-  expect(r.stdout).toBe("");
-  expect(r.stderr).toContain("usage");
-  expect(firstLine(r.stderr)).toContain(names);
+/** DESIGN §3 with --json: every error is exactly {"error":{"code","message"}} on stdout, exit 2, nothing on stderr. */
+function jsonError(r: CliResult, code: string, names: string) {
+  expect(r.code, r.stdout + r.stderr).toBe(2);
+  expect(r.stderr).toBe("");
+  expect(r.stdout.trimEnd().split("\n")).toHaveLength(1);
+  const body = JSON.parse(r.stdout);
+  expect(Object.keys(body)).toEqual(["error"]);
+  expect(Object.keys(body.error).sort()).toEqual(["code", "message"]);
+  expect(body.error.code).toBe(code);
+  expect(body.error.message).toContain(names);
+  return body.error.message as string;
 }
 
-function refused(r: CliResult, names: string) {
-  expect(r.code, r.stderr).toBe(1);
+const usageError = (r: CliResult, names: string) => jsonError(r, "usage", names);
+
+/** Without --json: one line on stderr naming the culprit (a usage error adds the usage line), exit 2, no stack. */
+function textError(r: CliResult, names: string) {
+  expect(r.code, r.stderr).toBe(2);
   expect(r.stdout).toBe("");
-  expect(r.stderr).toContain(names);
+  expect(firstLine(r.stderr)).toStartWith("waitlist: ");
+  expect(firstLine(r.stderr)).toContain(names);
+  expect(r.stderr).not.toMatch(/\n\s+at |\.ts:\d+/);
 }
 
 const me = (key: string) => s.request("GET", "/api/v1/me", { key });
@@ -124,11 +136,14 @@ describe("account credits", () => {
     expect((await me(a.key)).body.data.ai_credits.remaining).toBe(7);
   });
 
-  test("a free account has no AI: remaining is 0 whatever the credits are set to", async () => {
+  test("a free account has no AI: credits --set 3 is refused (exit 2, saying why) instead of printing a 3 /me won't show", async () => {
     const a = await createAccount("--plan", "free");
     expect((await me(a.key)).body.data.ai_credits.remaining).toBe(0);
-    oneJson(await s.cli("account", "credits", "--username", a.username, "--set", "7", "--json"));
+    const message = jsonError(await s.cli("account", "credits", "--username", a.username, "--set", "3", "--json"), "plan_has_no_ai", "free");
+    expect(message).toContain("no AI");
     expect((await me(a.key)).body.data.ai_credits.remaining).toBe(0);
+    // 0 is what the service shows, so setting it is fine
+    expect(oneJson(await s.cli("account", "credits", "--username", a.username, "--set", "0", "--json")).account.ai_credits).toBe(0);
   });
 
   test("moving a paid account to free shows 0 remaining", async () => {
@@ -195,7 +210,7 @@ describe("waitlist-key", () => {
   });
 });
 
-describe("usage errors exit 2 with usage on stderr and nothing on stdout", () => {
+describe("usage errors exit 2: with --json one JSON error on stdout", () => {
   test("unknown command, unknown subcommand, missing required flag, unknown flag, bad --plan, negative --ai-credits", async () => {
     const name = username();
     const [command, sub, noUsername, noId, unknownFlag, badPlan, negative] = await Promise.all([
@@ -219,8 +234,8 @@ describe("usage errors exit 2 with usage on stderr and nothing on stdout", () =>
   });
 });
 
-describe("runtime refusals exit 1 with a message on stderr and nothing on stdout", () => {
-  test("a taken username, set-plan for an unknown user, revoking an unknown key id", async () => {
+describe("refusals exit 2 like every other error (DESIGN §3)", () => {
+  test("a taken username, set-plan for an unknown user, revoking an unknown key id: one JSON error each", async () => {
     const a = await createAccount();
     const ghost = username();
     const [duplicate, unknownUser, unknownKey] = await Promise.all([
@@ -228,24 +243,37 @@ describe("runtime refusals exit 1 with a message on stderr and nothing on stdout
       s.cli("account", "set-plan", "--username", ghost, "--plan", "pro", "--json"),
       s.cli("key", "revoke", "--id", "key_doesnotexist", "--json"),
     ]);
-    refused(duplicate, a.username);
-    refused(unknownUser, ghost);
-    refused(unknownKey, "key_doesnotexist");
+    jsonError(duplicate, "conflict", a.username);
+    jsonError(unknownUser, "not_found", ghost);
+    jsonError(unknownKey, "not_found", "key_doesnotexist");
     // the refused duplicate left the original account and key alone
     const r = await me(a.key);
     expect(r.status).toBe(200);
     expect(r.body.data.plan.name).toBe("Business");
   });
+
+  test("without --json a refusal is one line on stderr and nothing on stdout", async () => {
+    const ghost = username();
+    const r = await s.cli("account", "set-plan", "--username", ghost, "--plan", "pro");
+    textError(r, ghost);
+    expect(r.stderr.trimEnd().split("\n")).toHaveLength(1);
+  });
 });
 
 describe("backup", () => {
-  test("while the server runs, writes a valid SQLite file with the accounts and prints {backup, bytes}; the same path again exits 1", async () => {
+  test("while the server runs, writes a valid SQLite file (mode 0600) with the accounts and prints what it holds; the same path again exits 2 unless --force", async () => {
     const a = await createAccount();
     const b = await createAccount("--plan", "free");
+    const wl = await s.request("POST", "/api/v1/waitlists", { key: a.key, body: { name: `Backup ${uniq()}` } });
+    expect(wl.status).toBe(201);
     const file = join(s.dir, "backups", `snapshot-${uniq()}.db`);
     const out = oneJson(await s.cli("backup", "--to", file, "--json"));
-    expect(out).toEqual({ backup: file, bytes: statSync(file).size });
+    expect(Object.keys(out).sort()).toEqual(["backup", "bytes", "subscribers", "waitlists"]);
+    expect(out.backup).toBe(file);
+    expect(out.bytes).toBe(statSync(file).size);
     expect(out.bytes).toBeGreaterThan(0);
+    expect(out.waitlists).toBeGreaterThanOrEqual(1);
+    expect(statSync(file).mode & 0o777).toBe(0o600);
 
     const copy = createClient({ url: `file:${file}` });
     try {
@@ -254,15 +282,99 @@ describe("backup", () => {
         { username: a.username, plan: "business" },
         { username: b.username, plan: "free" },
       ]);
+      expect(Number((await copy.execute("SELECT count(*) FROM waitlists")).rows[0][0])).toBe(out.waitlists);
     } finally {
       copy.close();
     }
 
-    const again = await s.cli("backup", "--to", file, "--json");
-    refused(again, file);
+    jsonError(await s.cli("backup", "--to", file, "--json"), "exists", file);
     expect(statSync(file).size).toBe(out.bytes);
+    const forced = oneJson(await s.cli("backup", "--to", file, "--force", "--json"));
+    expect(forced.backup).toBe(file);
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    // no partial files are left beside it
+    expect(readdirSync(join(s.dir, "backups")).filter((f) => f.includes(".partial"))).toEqual([]);
     // the server kept serving throughout
     expect((await me(a.key)).status).toBe(200);
+  });
+});
+
+describe("a CLI that explains itself", () => {
+  test("--version prints the version, commit, schema and Bun on one line; version --json the same as an object", async () => {
+    const pkg = await Bun.file(join(import.meta.dir, "..", "package.json")).json();
+    const line = await runCli(["--version"]);
+    expect(line.code).toBe(0);
+    expect(line.stdout).toMatch(new RegExp(`^waitlist ${pkg.version.replace(/\./g, "\\.")} \\(commit [0-9a-f]{7,}|unknown, schema \\d+, bun ${Bun.version.replace(/\./g, "\\.")}\\)\n$`));
+    const v = oneJson(await runCli(["version", "--json"]));
+    expect(Object.keys(v).sort()).toEqual(["bun", "commit", "schema", "version"]);
+    expect(v.version).toBe(pkg.version);
+    expect(v.bun).toBe(Bun.version);
+    const git = Bun.spawnSync(["git", "rev-parse", "--short", "HEAD"], { cwd: import.meta.dir }).stdout.toString().trim();
+    expect(v.commit).toBe(git || "unknown");
+    // the binary's schema version is the number of embedded migrations
+    const { migrations } = await import("../src/db/migrations.gen");
+    expect(v.schema).toBe(migrations.length);
+    expect(line.stdout).toContain(`commit ${v.commit}, schema ${v.schema},`);
+  });
+
+  test("help lists every command; --help on each command lists its flags with their defaults", async () => {
+    const help = await runCli(["help"]);
+    expect(help.code).toBe(0);
+    for (const name of ["serve", "account create", "account set-plan", "account credits", "key create", "key revoke", "waitlist-key", "backup", "restore", "doctor", "version", "help"]) {
+      expect(help.stdout).toContain(`  ${name}`);
+    }
+    const create = await runCli(["account", "create", "--help"]);
+    expect(create.code).toBe(0);
+    expect(create.stdout).toStartWith("usage: waitlist account create --username NAME [--plan ");
+    expect(create.stdout).toMatch(/--plan \S+ +the plan \(default: business\)/);
+    expect(create.stdout).toMatch(/--ai-credits N +.*\(default: 10\)/);
+    expect(create.stdout).toMatch(/--db URL +.*\(default: file:\.\/data\/waitlist\.db\)/);
+    expect((await runCli(["help", "account", "create"])).stdout).toBe(create.stdout);
+    const serve = await runCli(["serve", "--help"]);
+    expect(serve.code).toBe(0);
+    expect(serve.stdout).toMatch(/--port VALUE +.*\[PORT\] \(default: 3000\)/);
+    expect(serve.stdout).toMatch(/--host VALUE +.*\[HOST\] \(default: 0\.0\.0\.0\)/);
+    expect(serve.stdout).toContain("[BACKUP_DIR]");
+    for (const argv of [["backup", "--help"], ["restore", "--help"], ["doctor", "--help"], ["key", "revoke", "--help"], ["waitlist-key", "--help"], ["version", "--help"], ["account", "credits", "--help"]]) {
+      const r = await runCli(argv);
+      expect(r.code, argv.join(" ")).toBe(0);
+      expect(r.stdout, argv.join(" ")).toStartWith(`usage: waitlist ${argv.filter((a) => a !== "--help").join(" ")}`);
+      expect(r.stdout, argv.join(" ")).toContain("flags:");
+    }
+    expect((await runCli(["backup", "--help"])).stdout).toMatch(/--force +replace FILE if it exists/);
+    const group = await runCli(["account", "--help"]);
+    expect(group.code).toBe(0);
+    for (const name of ["account create", "account set-plan", "account credits"]) expect(group.stdout).toContain(`  ${name}`);
+  });
+
+  test("an unknown command or flag exits 2 with the usage line and the nearest valid name", async () => {
+    const flag = await s.cli("account", "create", "--username", username(), "--plna", "free");
+    textError(flag, "unknown flag --plna (did you mean --plan?)");
+    expect(flag.stderr.split("\n")[1]).toStartWith("usage: waitlist account create --username NAME");
+    textError(await runCli(["acount", "create"]), 'unknown command "acount" (did you mean account?)');
+    textError(await runCli(["account", "set-plna"]), "(did you mean account set-plan?)");
+    textError(await runCli(["bakup", "--to", "x.db"]), "(did you mean backup?)");
+    textError(await runCli(["serve", "--prot", "0"]), "unknown flag --prot (did you mean --port?)");
+    expect(usageError(await runCli(["backup", "--froce", "--json"]), "did you mean --force?")).toBeTruthy();
+  });
+
+  test("a failed command leaves no data folder or database behind", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "waitlist-cli-"));
+    try {
+      const dbUrl = `file:${join(dir, "data", "nested", "w.db")}`;
+      const runs = await Promise.all([
+        runCli(["account", "set-plan", "--username", "ghost", "--plan", "pro", "--db", dbUrl, "--json"]),
+        runCli(["key", "revoke", "--id", "key_nope", "--db", dbUrl]),
+        runCli(["waitlist-key", "--waitlist", "nope", "--db", dbUrl, "--json"]),
+      ]);
+      for (const r of runs) expect(r.code, r.stdout + r.stderr).toBe(2);
+      expect(readdirSync(dir)).toEqual([]);
+      // a usage error never gets as far as the database
+      expect((await runCli(["account", "create", "--username", "x", "--plan", "gold", "--db", dbUrl])).code).toBe(2);
+      expect(readdirSync(dir)).toEqual([]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 

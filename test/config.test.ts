@@ -42,6 +42,7 @@ describe("loadConfig defaults (DESIGN §3 table)", () => {
       logLevel: "info",
       webhookBlockPrivate: false,
       rateLimits: true,
+      backupDir: null,
     });
   });
 
@@ -77,6 +78,7 @@ describe("loadConfig reads the environment", () => {
       LOG_LEVEL: "debug",
       WEBHOOK_BLOCK_PRIVATE: "true",
       RATE_LIMITS: "off",
+      BACKUP_DIR: "/var/backups/waitlist",
     };
     expect(loadConfig(env)).toEqual({
       port: 8080,
@@ -96,6 +98,7 @@ describe("loadConfig reads the environment", () => {
       logLevel: "debug",
       webhookBlockPrivate: true,
       rateLimits: false,
+      backupDir: "/var/backups/waitlist",
     });
   });
 

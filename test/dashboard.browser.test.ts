@@ -193,11 +193,15 @@ describe("the launch journey", () => {
     await hasText(t.page.locator('[data-counter="subscribers"] strong'), "2");
     expect((await s.request("GET", `/api/v1/waitlist/${waitlistKey}/subscribers/ada@example.com`, { key })).status).toBe(404);
 
-    // unpublish takes the page offline
+    // unpublish takes the page offline: its address shows the plain sign-up form instead (issue 16)
     await t.page.getByRole("link", { name: "Landing page" }).click();
     await t.page.getByRole("button", { name: "Unpublish" }).click();
     await contains(t.page.locator(".page-status"), "unpublished");
-    expect((await fetch(hostedUrl!)).status).toBe(404);
+    const offline = await fetch(hostedUrl!);
+    expect(offline.status).toBe(200);
+    const html = await offline.text();
+    expect(html).toContain("<h1>Join the ");
+    expect(html).not.toContain("Ship faster with Rocket");
 
     // the overview on a phone
     await t.page.getByRole("link", { name: "Overview" }).click();

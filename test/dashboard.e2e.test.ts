@@ -79,7 +79,11 @@ describe("POST .../landing-page/preview (extension)", () => {
 
     const saved = (await s.request("GET", path, { key })).body.data.landing_page;
     expect([saved.headline, saved.theme, saved.status]).toEqual(["Saved headline", "light", "draft"]);
-    expect((await s.request("GET", `/p/${w.slug}`)).status).toBe(404);
+    // issue 16: no published page: the plain sign-up form, neither the draft nor the preview
+    const hosted = await s.request("GET", `/p/${w.slug}`);
+    expect(hosted.status).toBe(200);
+    expect(hosted.text).not.toContain("Saved headline");
+    expect(hosted.text).not.toContain("Unsaved headline");
   });
 
   test("without a page it previews a new draft and creates none; an empty body previews a placeholder", async () => {

@@ -297,9 +297,12 @@ describe("publish (POST .../landing-page/publish) and the hosted page", () => {
   test("publish goes live at BASE_URL/p/{slug}; PATCH changes the served page at once; unpublish takes it offline; publish again", async () => {
     const wl = await withPage({ headline: "Fish & Chips < \"Soon\"" });
     const url = `${BASE_URL}/p/${wl.w.slug}`;
+    // issue 16: while no page is published, a plain sign-up form (never the draft)
     const draft = await page(`/p/${wl.w.slug}`);
-    expect(draft.status).toBe(404);
+    expect(draft.status).toBe(200);
     expect(draft.headers.get("content-type")).toContain("text/html");
+    expect(draft.html).toContain(`<form method="post" action="/s/${wl.w.key}">`);
+    expect(draft.html).not.toContain("Fish &amp; Chips");
 
     const p = await wl.publish();
     expect(p.status, p.text).toBe(200);
@@ -327,7 +330,8 @@ describe("publish (POST .../landing-page/publish) and the hosted page", () => {
     expect(u.body.data.status).toBe("unpublished");
     expect((await wl.get()).body.data.landing_page.status).toBe("unpublished");
     const gone = await page(`/p/${wl.w.slug}`);
-    expect(gone.status).toBe(404);
+    expect(gone.status).toBe(200);
+    expect(gone.html).toContain(`<form method="post" action="/s/${wl.w.key}">`);
     expect(gone.headers.get("content-type")).toContain("text/html");
     expect(gone.html).not.toContain("Fresh headline");
 

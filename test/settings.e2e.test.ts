@@ -40,6 +40,7 @@ describe("settings", () => {
       confirmation_email: { subject: expect.any(String), body: expect.any(String) },
       webhook: { url: null, enabled: false, signing_secret: expect.stringMatching(/^whsec_[A-Za-z0-9]{32,}$/) },
       custom_domain: null,
+      signup_url: null,
       // issue 11 extension
       milestones: [],
       milestone_email: { subject: expect.stringContaining("{{waitlist_name}}"), body: expect.stringContaining("{{reward}}") },

@@ -35,6 +35,7 @@ export async function settingsView(key) {
         ["altcha", "ALTCHA proof of work (self-hosted, no third party)"],
       ].map(([value, label]) => h("option", { value, selected: s.captcha === value }, label)),
     ),
+    signupUrl: input("signup_url", s.signup_url, { type: "url", placeholder: "https://www.example.com/join" }),
     leaderboard: checkbox("Show the top 10 referrers (first names or masked emails) on every status page", s.leaderboard),
     invitationSubject: input("invitation_subject", s.invitation_email.subject, { required: true }),
     invitationBody: area("invitation_body", s.invitation_email.body, { required: true }),
@@ -65,6 +66,7 @@ export async function settingsView(key) {
       webhook: { url: orNull(f.webhookUrl.value), enabled: checked(f.webhookEnabled) },
       custom_domain: orNull(f.customDomain.value),
       captcha: f.captcha.value,
+      signup_url: orNull(f.signupUrl.value),
       leaderboard: checked(f.leaderboard),
       milestones: milestones.value(),
       milestone_email: { subject: f.milestoneSubject.value, body: f.milestoneBody.value },
@@ -119,6 +121,7 @@ export async function settingsView(key) {
         field("Allowed domains for your own forms", f.allowedDomains, "One per line; *.example.com allows subdomains. Forms posting from elsewhere are refused."),
         field("Custom domain", f.customDomain, "Point its DNS at this server; your published page is served at its root."),
         field("Captcha on the public form", f.captcha, "With ALTCHA, hosted pages solve a small proof-of-work before sending; your own forms must add the altcha field (see the API docs)."),
+        field("Your own sign-up page", f.signupUrl, "Where referral links lead (with ?ref=CODE); empty: the custom domain, else the hosted page."),
       ),
       h(
         "section",

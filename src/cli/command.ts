@@ -1,28 +1,80 @@
-// What every admin command shares: its flags, the database from --db/DATABASE_URL, and one result on stdout.
+// What every admin command shares: its declared flags (for parsing, help and suggestions), the database from
+// --db/DATABASE_URL opened on demand, one result on stdout, and the errors that end a command (DESIGN §3).
 import { databaseSettings } from "../config";
-import { openDatabase, type Db } from "../db/client";
+import { openDatabase, removeCreatedFiles, type Db } from "../db/client";
 import { UsageError } from "./args";
 
-export interface Command {
-  usage: string;
-  /** Flags the command accepts besides --db, --database-auth-token and --json. */
-  flags: string[];
-  required: string[];
-  run: (db: Db, flags: Map<string, string>) => Promise<{ json: Record<string, unknown>; text: string }>;
+export interface Flag {
+  name: string;
+  /** Placeholder of the value (`NAME`); absent for a flag that stands alone (`--json`). */
+  value?: string;
+  help: string;
+  /** Shown in help as `(default: ...)`. */
+  fallback?: string;
 }
 
-const COMMON = ["db", "database-url", "database-auth-token", "json"];
+export interface CommandContext {
+  flags: Map<string, string>;
+  env: Record<string, string | undefined>;
+  /** Opens (and migrates) the database once; closed after the command, and removed again if it created it and failed. */
+  db: () => Promise<Db>;
+}
 
-export async function runCommand(cmd: Command, flags: Map<string, string>, env: Record<string, string | undefined>): Promise<void> {
-  for (const name of flags.keys()) if (!cmd.flags.includes(name) && !COMMON.includes(name)) throw new UsageError(`unknown flag --${name}`);
-  for (const name of cmd.required) if (!flags.get(name)?.trim()) throw new UsageError(`missing required flag --${name}`);
-  const db = await openDatabase(databaseSettings(env, flags));
-  try {
-    const out = await cmd.run(db, flags);
-    process.stdout.write(flags.get("json") === "true" ? JSON.stringify(out.json) + "\n" : out.text + "\n");
-  } finally {
-    db.$client.close();
+export interface CommandResult {
+  json: Record<string, unknown>;
+  text: string;
+  /** 0 unless a command reports a failed check (doctor: 1). */
+  exitCode?: number;
+}
+
+export interface Command {
+  /** As typed: `account create`, `backup`. */
+  name: string;
+  summary: string;
+  flags: Flag[];
+  required: string[];
+  run: (ctx: CommandContext) => Promise<CommandResult>;
+}
+
+/** A refusal: the command understood what was asked and won't do it (exit 2, DESIGN §3). */
+export class CommandError extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
   }
+}
+
+export const JSON_FLAG: Flag = { name: "json", help: "print one JSON object on stdout (errors too)" };
+export const DB_FLAG: Flag = { name: "db", value: "URL", help: "the database (also DATABASE_URL)", fallback: "file:./data/waitlist.db" };
+const COMMON: Flag[] = [DB_FLAG, { name: "database-url", value: "URL", help: "same as --db" }, { name: "database-auth-token", value: "TOKEN", help: "token of a libSQL server (also DATABASE_AUTH_TOKEN)" }, JSON_FLAG];
+
+/** Every flag a command accepts: its own, then the shared ones. */
+export const flagsOf = (cmd: Command): Flag[] => [...cmd.flags, ...COMMON.filter((c) => !cmd.flags.some((f) => f.name === c.name))];
+
+export async function runCommand(cmd: Command, flags: Map<string, string>, env: Record<string, string | undefined>): Promise<number> {
+  for (const name of cmd.required) if (!flags.get(name)?.trim()) throw new UsageError(`missing required flag --${name}`, cmd);
+  let opened: Db | undefined;
+  const ctx: CommandContext = {
+    flags,
+    env,
+    db: async () => (opened ??= await openDatabase(databaseSettings(env, flags))),
+  };
+  let out: CommandResult;
+  try {
+    out = await cmd.run(ctx);
+  } catch (err) {
+    if (opened) {
+      opened.$client.close();
+      // DESIGN §3: a failed command leaves no data folder or database behind
+      removeCreatedFiles(opened);
+    }
+    throw err;
+  }
+  opened?.$client.close();
+  process.stdout.write(flags.get("json") === "true" ? JSON.stringify(out.json) + "\n" : out.text + "\n");
+  return out.exitCode ?? 0;
 }
 
 /** A whole number >= 0 from a flag, or a usage error naming it. */

@@ -1,32 +1,97 @@
-// `waitlist serve`: open the database, start the HTTP server and the jobs; SIGTERM drains and closes (DESIGN §8).
-import { loadConfig } from "../config";
-import { openDatabase } from "../db/client";
+// `waitlist serve`: open the database, start the HTTP server and the jobs; SIGTERM drains, checkpoints and closes
+// within STOP_BUDGET_MS (DESIGN §8, issue 17). A start-up failure is one line, exit 2, and leaves nothing created.
+import { describeSettings, loadConfig } from "../config";
+import { openDatabase, removeCreatedFiles, type Db } from "../db/client";
+import { checkpoint } from "../db/maintenance";
 import { createLogger } from "../log";
 import { buildApp } from "../app";
 import { startJobs } from "../jobs";
 import { createDispatcher } from "../outbox/dispatcher";
 import { releaseHeldEmails } from "../outbox/store";
 import { keepMemoryNear } from "../memory";
+import { CommandError, type Flag } from "./command";
+import { announceInstance } from "./presence";
 
-const DRAIN_MS = 10_000;
+/** systemd's TimeoutStopSec is 20 s: the whole stop path (HTTP drain, jobs, outbox drain, checkpoint) ends well before. */
+export const STOP_BUDGET_MS = 15_000;
+const HTTP_DRAIN_MS = 8_000;
+const JOBS_STOP_MS = 2_000;
+/** Kept back at the end of the budget for the checkpoint and the close. */
+const CLOSE_RESERVE_MS = 1_500;
 const MEMORY_BUDGET = 120 * 1024 * 1024;
 // the 1 MB limit is answered in JSON by the app (http/request-log.ts); Bun's own, higher, only guards undeclared bodies
 const SOCKET_BODY_LIMIT = 4 * 1024 * 1024;
 /** A connection that sends nothing for this long (headers or body trickled, or left idle) is closed. */
 export const IDLE_TIMEOUT_S = 10;
 
+const SETTING_HELP: Record<string, string> = {
+  PORT: "listen port (0: any free port)",
+  HOST: "listen address",
+  DATABASE_URL: "file: (embedded libSQL) or a libSQL server URL",
+  DATABASE_AUTH_TOKEN: "token of a libSQL server",
+  DATABASE_SYNC: "full (survives power loss) or normal (survives a crash)",
+  BASE_URL: "public origin used in every URL the service returns (default http://localhost:$PORT)",
+  TRUST_PROXY: "honour X-Forwarded-For from a reverse proxy",
+  SMTP_URL: "smtp://user:pass@host:port or smtps://; unset: emails go to the log",
+  MAIL_FROM: "sender (default Waitlist <noreply@BASE_URL host>)",
+  AI_BASE_URL: "OpenAI-compatible chat-completions endpoint",
+  AI_API_KEY: "its key",
+  AI_MODEL: "its model",
+  AI_TIMEOUT_MS: "past it, generate answers 504",
+  LANDING_PAGE_API: "off: every landing-page endpoint answers 503",
+  LOG_LEVEL: "debug, info, warn or error",
+  WEBHOOK_BLOCK_PRIVATE: "refuse webhook URLs on loopback and private ranges",
+  RATE_LIMITS: "off: no per-key and per-IP limits",
+  BACKUP_DIR: "where `waitlist backup` writes by default; doctor checks the newest backup's age",
+};
+
+/** serve's flags for help and suggestions: one per setting, with its variable and default. */
+export const serveFlags = (): Flag[] =>
+  describeSettings().flatMap((s) =>
+    s.flags.map((name, i) => ({
+      name,
+      value: "VALUE",
+      help: i === 0 ? `${SETTING_HELP[s.env] ?? ""} [${s.env}]`.trim() : `same as --${s.flags[0]}`,
+      fallback: i === 0 && s.fallback !== undefined && s.fallback !== null ? String(s.fallback) : undefined,
+    })),
+  );
+
+function listenFailure(err: unknown, host: string, port: number): CommandError | unknown {
+  const code = (err as NodeJS.ErrnoException)?.code;
+  if (code === "EADDRINUSE") return new CommandError("port_in_use", `port ${port} on ${host} is already in use (is another waitlist running?): set PORT or stop the other process`);
+  if (code === "EACCES") return new CommandError("port_forbidden", `port ${port} on ${host} needs privileges this process lacks: use a port above 1023`);
+  if (code === "ENOTFOUND" || code === "EINVAL" || code === "EADDRNOTAVAIL" || code === "EAI_AGAIN") {
+    return new CommandError("invalid_host", `HOST "${host}" is not an address of this machine (${code}): use 0.0.0.0, 127.0.0.1 or one of its addresses`);
+  }
+  return err;
+}
+
 export async function serve(flags: Map<string, string>, env: Record<string, string | undefined>): Promise<void> {
   const config = loadConfig(env, flags);
   const log = createLogger(config.logLevel);
-  const db = await openDatabase({ url: config.databaseUrl, authToken: config.databaseAuthToken, sync: config.databaseSync });
+  const db: Db = await openDatabase({ url: config.databaseUrl, authToken: config.databaseAuthToken, sync: config.databaseSync });
   const dispatcher = createDispatcher({ db, config, log });
+  const app = buildApp({ config, db, log, dispatcher });
+  let presence: ReturnType<typeof announceInstance> | undefined;
+  // doctor compares TRUST_PROXY with how requests arrive (cli/presence.ts); a header lookup and a clock read per request
+  app.onRequest(({ request, server }) => presence?.observe(request.headers.has("x-forwarded-for"), () => server?.requestIP(request)?.address));
+  try {
+    // reusePort off: a second server on a used port must fail, not split the traffic (issue 17)
+    app.listen({ port: config.port, hostname: config.host, maxRequestBodySize: SOCKET_BODY_LIMIT, idleTimeout: IDLE_TIMEOUT_S, reusePort: false });
+  } catch (err) {
+    dispatcher.close();
+    db.$client.close();
+    removeCreatedFiles(db);
+    throw listenFailure(err, config.host, config.port);
+  }
+  const server = app.server!;
   // emails kept while SMTP_URL was unset go out once it is set
   if (config.smtpUrl) await releaseHeldEmails(db);
-  const app = buildApp({ config, db, log, dispatcher });
-  app.listen({ port: config.port, hostname: config.host, maxRequestBodySize: SOCKET_BODY_LIMIT, idleTimeout: IDLE_TIMEOUT_S });
-  const server = app.server!;
   // PORT=0 binds a free port; the derived BASE_URL follows it
   if (config.baseUrl === "http://localhost:0") config.baseUrl = `http://localhost:${server.port}`;
+  const onPresenceError = (err: unknown) => log.warn("heartbeat failed", { error: (err as Error)?.message ?? String(err) });
+  presence = announceInstance(db.$client, { port: server.port ?? config.port }, onPresenceError);
+  await presence.ready.catch(onPresenceError);
   const jobs = startJobs({ db, dispatcher }, log);
   keepMemoryNear(MEMORY_BUDGET);
   // rows that came due while no instance ran (a restart, a crash) go out now, not at the next tick
@@ -37,15 +102,28 @@ export async function serve(flags: Map<string, string>, env: Record<string, stri
   const shutdown = async (signal: string) => {
     if (stopping) return;
     stopping = true;
+    const deadline = Date.now() + STOP_BUDGET_MS;
+    const left = () => Math.max(0, deadline - Date.now() - CLOSE_RESERVE_MS);
+    // a safety net: whatever hangs, the process is gone before systemd's SIGKILL (the WAL keeps every commit)
+    setTimeout(() => {
+      log.error("stop budget exceeded", { signal, budget_ms: STOP_BUDGET_MS });
+      process.exit(1);
+    }, STOP_BUDGET_MS).unref();
     log.info("shutting down", { signal });
-    const drained = server.stop(false);
-    const timedOut = await Promise.race([drained.then(() => false), Bun.sleep(DRAIN_MS).then(() => true)]);
-    if (timedOut) await server.stop(true);
-    await jobs.stop();
-    await dispatcher.drain(DRAIN_MS);
+    const within = (p: Promise<unknown>, ms: number) => Promise.race([p.then(() => true), Bun.sleep(ms).then(() => false)]);
+    const drained = await within(server.stop(false), Math.min(HTTP_DRAIN_MS, left()));
+    if (!drained) await server.stop(true);
+    const jobsStopped = await within(jobs.stop(), Math.min(JOBS_STOP_MS, left()));
+    await within(dispatcher.drain(left()), left());
     dispatcher.close();
+    await within(presence!.stop(), Math.min(500, left() + CLOSE_RESERVE_MS / 2));
+    // issue 17: after a clean stop the database file alone is complete
+    const folded = await checkpoint(db).catch((err) => {
+      log.warn("checkpoint failed", { error: (err as Error)?.message ?? String(err) });
+      return false;
+    });
     db.$client.close();
-    log.info("stopped", { signal, drained: !timedOut });
+    log.info("stopped", { signal, drained, jobs_stopped: jobsStopped, checkpointed: folded, ms: STOP_BUDGET_MS - (deadline - Date.now()) });
     process.exit(0);
   };
   process.on("SIGTERM", () => void shutdown("SIGTERM"));

@@ -1,6 +1,6 @@
 // Opens the libSQL database (embedded file or server), sets the pragmas, applies the embedded migrations.
-import { mkdirSync } from "node:fs";
-import { dirname } from "node:path";
+import { chmodSync, existsSync, mkdirSync, rmdirSync, rmSync } from "node:fs";
+import { dirname, resolve } from "node:path";
 import { createClient, type Client, type InStatement } from "@libsql/client";
 import { SQL as DrizzleSQL, StringChunk, type SQL } from "drizzle-orm";
 import { createGroupWriter, type GroupWriter } from "./group-commit";
@@ -9,7 +9,14 @@ import { migrations } from "./migrations.gen";
 import * as schema from "./schema";
 import { cacheStatements } from "./statement-cache";
 
-export type Db = LibSQLDatabase<typeof schema> & { $client: Client; $writer: GroupWriter };
+export type Db = LibSQLDatabase<typeof schema> & {
+  $client: Client;
+  $writer: GroupWriter;
+  /** The embedded database's file, or null for a server. */
+  $path: string | null;
+  /** Folders and files that did not exist before this process opened the database. */
+  $created: string[];
+};
 
 const UNUSUAL = Symbol("unusual chunk");
 
@@ -48,42 +55,142 @@ export interface DbSettings {
   sync?: "full" | "normal";
 }
 
+/** Why a database could not be opened: one line an operator can act on (DESIGN §3: exit 2, no stack). */
+export class DatabaseOpenError extends Error {
+  constructor(
+    readonly code: "database_unwritable" | "database_corrupt" | "database_unreachable" | "schema_too_new",
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
 const BUSY_TIMEOUT_MS = 5_000;
+/** The binary's schema version: one per embedded migration; recorded in the database as PRAGMA user_version. */
+export const SCHEMA_VERSION = migrations.length;
+
+/** The file of an embedded database URL (`file:./data/w.db` -> `./data/w.db`), or null for a server. */
+export function databasePath(url: string): string | null {
+  if (!url.startsWith("file:")) return null;
+  const path = url.slice("file:".length).replace(/^\/\/(localhost)?(?=\/)/, "").replace(/\?.*$/, "");
+  return path && path !== ":memory:" ? path : null;
+}
+
+/** A URL fit for a message: no user, password or query (which may carry a token). */
+const displayUrl = (url: string) => url.replace(/\/\/[^@/]*@/, "//").replace(/\?.*$/, "");
+
+/**
+ * The database file, its WAL and index, and the folders above it, when the file does not exist yet: removed again
+ * if the command that creates them fails. An existing database's WAL is never listed (a server may be using it).
+ */
+function missingPaths(path: string): string[] {
+  if (existsSync(path)) return [];
+  const missing = [path, `${path}-wal`, `${path}-shm`];
+  for (let dir = dirname(resolve(path)); !existsSync(dir); dir = dirname(dir)) missing.push(dir);
+  return missing;
+}
+
+/** Removes the files and folders this process created while opening `db` (after a failed command). */
+export function removeCreatedFiles(db: Pick<Db, "$created">): void {
+  removePaths(db.$created);
+}
+
+/** Files first, then folders deepest first (the order missingPaths lists them); a folder someone else filled stays. */
+function removePaths(paths: string[]): void {
+  for (const p of paths) {
+    try {
+      rmSync(p, { force: true });
+    } catch {
+      try {
+        rmdirSync(p);
+      } catch {}
+    }
+  }
+}
 
 export async function openDatabase(settings: DbSettings): Promise<Db> {
+  const path = databasePath(settings.url);
   const isFile = settings.url.startsWith("file:");
-  if (isFile) {
-    cacheStatements();
-    const path = settings.url.slice("file:".length).replace(/^\/\/(localhost)?(?=\/)/, "");
-    if (path && path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
+  const created = path ? missingPaths(path) : [];
+  let client: Client | undefined;
+  try {
+    if (isFile) {
+      cacheStatements();
+      // the data folder holds every subscriber's email: the service's user alone reads it
+      if (path) mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+    }
+    client = createClient({ url: settings.url, authToken: settings.authToken ?? undefined, timeout: BUSY_TIMEOUT_MS });
+    if (isFile) {
+      // WAL lets the CLI and several instances share one file; busy_timeout (set per connection by the
+      // driver's `timeout`) waits out writers instead of failing; synchronous FULL (the default): an acknowledged
+      // write survives power loss; NORMAL (DATABASE_SYNC=normal) survives a crash of the process but not of the machine.
+      await client.execute("PRAGMA journal_mode = WAL");
+      // a new database file is the service user's alone; SQLite gives its WAL and index the same mode
+      if (path && created.includes(path)) chmodSync(path, 0o600);
+      await client.execute("PRAGMA foreign_keys = ON");
+      await client.execute(settings.sync === "normal" ? "PRAGMA synchronous = NORMAL" : "PRAGMA synchronous = FULL");
+    }
+    await applyMigrations(client, isFile);
+  } catch (err) {
+    client?.close();
+    removePaths(created);
+    throw explainOpenFailure(err, settings.url, path);
   }
-  const client = createClient({ url: settings.url, authToken: settings.authToken ?? undefined, timeout: BUSY_TIMEOUT_MS });
-  if (isFile) {
-    // WAL lets the CLI and several instances share one file; busy_timeout (set per connection by the
-    // driver's `timeout`) waits out writers instead of failing; synchronous FULL (the default): an acknowledged
-    // write survives power loss; NORMAL (DATABASE_SYNC=normal) survives a crash of the process but not of the machine.
-    await client.execute("PRAGMA journal_mode = WAL");
-    await client.execute("PRAGMA foreign_keys = ON");
-    await client.execute(settings.sync === "normal" ? "PRAGMA synchronous = NORMAL" : "PRAGMA synchronous = FULL");
-  }
-  await applyMigrations(client);
   const db = drizzle(client, { schema }) as Db;
   db.$writer = createGroupWriter(client);
+  db.$path = path;
+  db.$created = created;
   return db;
 }
 
-/** Applies each embedded migration once; several instances starting together serialize on the write lock. */
-async function applyMigrations(client: Client): Promise<void> {
+function explainOpenFailure(err: unknown, url: string, path: string | null): unknown {
+  if (err instanceof DatabaseOpenError) return err;
+  const e = err as { code?: string; message?: string };
+  const why = String(e?.message ?? err).split("\n")[0];
+  if (!path) return new DatabaseOpenError("database_unreachable", `cannot reach the database server at ${displayUrl(url)}: ${why}`);
+  if (/NOTADB|CORRUPT/.test(`${e?.code} ${why}`) || /not a database|malformed/i.test(why)) {
+    return new DatabaseOpenError("database_corrupt", `${path} is not a usable database (${why}): restore a backup with \`waitlist restore --from FILE\``);
+  }
+  if (/EACCES|EPERM|ENOTDIR|EROFS|EEXIST|CANTOPEN|READONLY|PERM/.test(`${e?.code} ${why}`)) {
+    return new DatabaseOpenError("database_unwritable", `cannot create or write the database ${path}: ${why}`);
+  }
+  return err;
+}
+
+/** The schema version a database records: its user_version, or (a server) how many migrations it has applied. */
+export async function schemaVersionOf(client: Client): Promise<number> {
+  const recorded = await client.execute("PRAGMA user_version").then((r) => Number(r.rows[0]?.[0] ?? 0), () => 0);
+  const applied = await client.execute("SELECT count(*) FROM schema_migrations").then((r) => Number(r.rows[0]?.[0] ?? 0), () => 0);
+  return Math.max(recorded, applied);
+}
+
+/**
+ * Applies each embedded migration once and records the schema version; refuses a database written by a newer
+ * binary. Several instances starting together serialize on the write lock. A migration whose first line says
+ * `-- no-transaction` (VACUUM can't run in one) runs statement by statement; its statements are idempotent.
+ */
+async function applyMigrations(client: Client, isFile: boolean): Promise<void> {
   await client.execute("CREATE TABLE IF NOT EXISTS schema_migrations (tag TEXT PRIMARY KEY, applied_at INTEGER NOT NULL)");
+  const found = await schemaVersionOf(client);
+  if (found > SCHEMA_VERSION) throw new DatabaseOpenError("schema_too_new", `schema ${found} is newer than this binary's ${SCHEMA_VERSION}: upgrade the binary`);
   const applied = new Set((await client.execute("SELECT tag FROM schema_migrations")).rows.map((r) => String(r.tag)));
-  for (const m of migrations) {
+  for (const [i, m] of migrations.entries()) {
     if (applied.has(m.tag)) continue;
     const statements = m.sql.split("--> statement-breakpoint").map((s) => s.trim()).filter(Boolean);
+    const record: InStatement[] = [{ sql: "INSERT OR IGNORE INTO schema_migrations (tag, applied_at) VALUES (?, ?)", args: [m.tag, Date.now()] }];
+    if (isFile) record.push(`PRAGMA user_version = ${i + 1}`);
+    if (m.sql.startsWith("-- no-transaction")) {
+      for (const statement of statements) await client.execute(statement);
+      await client.batch(record, "write");
+      continue;
+    }
     try {
-      await client.batch([{ sql: "INSERT INTO schema_migrations (tag, applied_at) VALUES (?, ?)", args: [m.tag, Date.now()] }, ...statements], "write");
+      await client.batch([...record, ...statements], "write");
     } catch (err) {
       const raced = (await client.execute({ sql: "SELECT 1 FROM schema_migrations WHERE tag = ?", args: [m.tag] })).rows.length > 0;
       if (!raced) throw err;
     }
   }
+  // databases migrated before the version was recorded
+  if (isFile && Number((await client.execute("PRAGMA user_version")).rows[0]?.[0] ?? 0) < SCHEMA_VERSION) await client.execute(`PRAGMA user_version = ${SCHEMA_VERSION}`);
 }

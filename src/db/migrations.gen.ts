@@ -11,6 +11,7 @@ import m0008 from "../../drizzle/0008_milestones.sql" with { type: "text" };
 import m0009 from "../../drizzle/0009_leaderboard.sql" with { type: "text" };
 import m0010 from "../../drizzle/0010_access_status.sql" with { type: "text" };
 import m0011 from "../../drizzle/0011_public_safety.sql" with { type: "text" };
+import m0012 from "../../drizzle/0012_incremental_vacuum.sql" with { type: "text" };
 import p0000 from "../../drizzle-pg/0000_baseline.sql" with { type: "text" };
 import p0001 from "../../drizzle-pg/0001_triggers.sql" with { type: "text" };
 
@@ -27,6 +28,7 @@ export const migrations: { tag: string; sql: string }[] = [
   { tag: "0009_leaderboard", sql: m0009 },
   { tag: "0010_access_status", sql: m0010 },
   { tag: "0011_public_safety", sql: m0011 },
+  { tag: "0012_incremental_vacuum", sql: m0012 },
 ];
 
 export const pgMigrations: { tag: string; sql: string }[] = [

@@ -6,7 +6,7 @@ import type { Config } from "../config";
 import type { Db } from "../db/client";
 import { waitlists } from "../db/schema";
 import { AppError, badRequest, ErrorBody, errorBody, SignUpErrorBody } from "../http/errors";
-import { clientIp } from "../http/client-ip";
+import { clientIp, requestHost } from "../http/client-ip";
 import { countAndDecide, rateHeaders, uncounted } from "../http/rate-limit";
 import type { Dispatch } from "../outbox/events";
 import { escapeHtml } from "../pages/html";
@@ -166,7 +166,9 @@ export function formRoutes(deps: { db: Db; config: Config; dispatch: Dispatch })
             result = await signUp(db, w, input, { joinedWith: "form", requestIp: ip, refererHost: submittingHost(request), baseUrl: config.baseUrl, dispatch });
           }
           if (wantsJson(request)) return new Response(JSON.stringify(result), { headers: { ...headers, "content-type": "application/json" } });
-          return new Response(null, { status: 303, headers: { ...headers, location: result.redirect_url } });
+          // issue 16: posted on the waitlist's custom domain, the browser stays there (its page allows form-action 'self' only)
+          const location = w.customDomain && requestHost(request) === w.customDomain ? new URL(result.redirect_url).pathname : result.redirect_url;
+          return new Response(null, { status: 303, headers: { ...headers, location } });
         } catch (err) {
           // a sign-up that stored nothing gives its solution back, so the visitor can correct the form
           if (solution) await releaseSolution(db, solution);
@@ -194,6 +196,7 @@ export function formRoutes(deps: { db: Db; config: Config; dispatch: Dispatch })
             303: { description: "Browsers: redirect to the thank-you or confirm-pending page" },
             400: { description: "Invalid email, or (captcha on) a missing, invalid, expired or used altcha", content: { "application/json": { schema: SignUpErrorBody as any } } },
             403: { description: "Submitting site not allowed", content: { "application/json": { schema: ErrorBody as any } } },
+            413: { description: "Body over 1 MB, declared or as read (chunked); browsers get a page", content: { "application/json": { schema: ErrorBody as any } } },
             429: { description: "Too many posts from this IP", content: { "application/json": { schema: SignUpErrorBody as any } } },
           },
         } as any,

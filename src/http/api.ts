@@ -9,7 +9,7 @@ import { isGrowthOrHigher, planOf, UNAUTHENTICATED_LIMIT, type Bucket } from "..
 import { AppError, forbidden, unauthorized, type ErrorShape } from "./errors";
 import { countAndDecide, rateHeaders, uncounted, type RateDecision } from "./rate-limit";
 import { clientIp } from "./client-ip";
-import { MAX_BODY_BYTES } from "./request-log";
+import { parseCappedBody, readBody } from "./body-limit";
 
 /**
  * A waitlist as requests see it. Its counters are left out: the copy an instance keeps between
@@ -62,12 +62,7 @@ class BodyProblem {
   ) {}
 }
 
-/**
- * A body still arriving after this long is refused (a trickle would hold the request open forever);
- * shorter than the connection's idle timeout (serve.ts), so a stalled body gets an answer first.
- */
-export const BODY_DEADLINE_MS = 8_000;
-const LATE = Symbol("late");
+export { BODY_DEADLINE_MS } from "./body-limit";
 const EMPTY_BODY = Object.freeze({ empty: true });
 const BODY_PROBLEMS = { 400: "bad_request", 408: "request_timeout", 413: "payload_too_large" } as const;
 
@@ -195,12 +190,15 @@ export function apiGuard(deps: { db: Db; config: Config }) {
 
   return new Elysia({ name: "http/api" })
     .onParse({ as: "global" }, async ({ request, path }) => {
-      if (!path.startsWith("/api/")) return;
-      let timer: Timer | undefined;
-      const late = new Promise<typeof LATE>((resolve) => (timer = setTimeout(() => resolve(LATE), BODY_DEADLINE_MS)));
-      const text = await Promise.race([request.text(), late]).finally(() => clearTimeout(timer));
-      if (text === LATE) return new BodyProblem(`The request body did not arrive within ${BODY_DEADLINE_MS / 1000} s`, 408);
-      if (text.length > MAX_BODY_BYTES) return new BodyProblem(`The request body is larger than 1 MB`, 413);
+      // issue 16: every body is read through the byte cap; outside /api a problem is answered at once (the error handler)
+      if (!path.startsWith("/api/")) return parseCappedBody(request);
+      let text: string;
+      try {
+        text = new TextDecoder().decode(await readBody(request));
+      } catch (err) {
+        if (err instanceof AppError && (err.status === 408 || err.status === 413)) return new BodyProblem(err.message, err.status);
+        throw err;
+      }
       if (text.trim() === "") return EMPTY_BODY;
       try {
         const value = JSON.parse(text);

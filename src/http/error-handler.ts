@@ -5,6 +5,8 @@ import { AppError, errorBody, type ErrorShape } from "./errors";
 import { validationMessage } from "./validation";
 import { ERROR_SHAPE } from "./api";
 import { requestId } from "./request-log";
+import { htmlResponse, page } from "../pages/layout";
+import { escapeHtml } from "../pages/html";
 
 export interface RouteEntry {
   method: string;
@@ -22,7 +24,9 @@ export function errorHandler(deps: { log: Logger; routes: () => RouteEntry[] }) 
   };
 
   return new Elysia({ name: "http/error-handler" }).onError({ as: "global" }, (ctx) => {
-    const { code, error, set, request, path } = ctx;
+    const { code, set, request, path } = ctx;
+    // a body problem found while parsing (http/body-limit.ts) reaches here wrapped in Elysia's ParseError
+    const error = code === "PARSE" && (ctx.error as Error).cause instanceof AppError ? ((ctx.error as Error).cause as AppError) : ctx.error;
     const shape: ErrorShape = (ctx as any)[ERROR_SHAPE] ?? "standard";
     let status: number;
     let message: string;
@@ -63,6 +67,11 @@ export function errorHandler(deps: { log: Logger; routes: () => RouteEntry[] }) 
       });
     }
     set.status = status;
+    // issue 16: a browser's form post or page button that is too large or too slow gets a page, as the form's other errors do
+    if ((status === 408 || status === 413) && !path.startsWith("/api/") && (request.headers.get("accept") ?? "").includes("text/html")) {
+      const title = status === 413 ? "Too much to send" : "This took too long";
+      return htmlResponse(page(title, `<h1>${title}</h1><p>${escapeHtml(message)}</p>`), status);
+    }
     set.headers["content-type"] = "application/json";
     return errorBody(shape, status, message, data);
   });

@@ -1,10 +1,7 @@
 // Request ids and one JSON log line per request (DESIGN §8): req_id, method, path, status, ms.
 import { Elysia } from "elysia";
 import { token } from "../clock";
-import { AppError } from "./errors";
-
-/** Request bodies are limited to 1 MB (DESIGN §5 caps); a declared larger body is refused before it is read. */
-export const MAX_BODY_BYTES = 1024 * 1024;
+import { checkDeclaredLength } from "./body-limit";
 import type { Logger } from "../log";
 
 const started = new WeakMap<Request, { id: string; at: number }>();
@@ -18,9 +15,8 @@ export function requestLog(log: Logger) {
       started.set(request, { id, at: performance.now() });
       set.headers["x-request-id"] = id;
       if (log.enabled("debug")) log.debug("request started", { req_id: id, method: request.method, path: new URL(request.url).pathname });
-      if (Number(request.headers.get("content-length") ?? 0) > MAX_BODY_BYTES) {
-        throw new AppError("payload_too_large", `The request body is larger than ${MAX_BODY_BYTES / 1024 / 1024} MB`);
-      }
+      // a declared larger body is refused before it is read; undeclared (chunked) ones are capped as read (body-limit.ts)
+      checkDeclaredLength(request);
     })
     .onAfterResponse({ as: "global" }, ({ request, path, set }) => {
       const s = started.get(request);

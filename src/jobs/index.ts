@@ -10,6 +10,7 @@ import { prunePreviews } from "../landing/preview";
 import type { Dispatcher } from "../outbox/dispatcher";
 import { pruneCaptchaSolutions } from "../forms/captcha";
 import { pruneConfirmationSends } from "../subscribers/confirmation-caps";
+import { compactDatabase } from "../db/maintenance";
 
 export interface JobContext {
   db: Db;
@@ -39,6 +40,8 @@ export const JOBS: Job[] = [
   // issue 16: spent captcha solutions matter only until their challenge expires; confirmation sends for a day
   { name: "prune-captcha-solutions", schedule: "7 */5 * * * *", leaseMs: 55_000, run: ({ db }) => pruneCaptchaSolutions(db) },
   { name: "prune-confirmation-sends", schedule: "27 */10 * * * *", leaseMs: 55_000, run: ({ db }) => pruneConfirmationSends(db) },
+  // nightly: give the pages the pruning jobs freed back to the disk and truncate the WAL (issue 17)
+  { name: "compact-database", schedule: "0 41 3 * * *", leaseMs: 55_000, run: ({ db }) => compactDatabase(db) },
 ];
 
 /** True when this instance holds (or just took) the job's lease. */

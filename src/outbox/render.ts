@@ -7,6 +7,7 @@ import { renderHtml, renderSubject, renderText, withUnsubscribeLink, type Templa
 import { selectSubscribers, subscriberView, thankYouUrl, unsubscribeUrl, type SubscriberRow } from "../subscribers/view";
 import type { OutboxRow } from "./store";
 import { inviteLink } from "../subscribers/access";
+import { referralLink } from "../waitlists/links";
 
 export interface Email {
   to: string;
@@ -17,7 +18,6 @@ export interface Email {
   headers?: Record<string, string>;
 }
 
-export const referralLink = (baseUrl: string, slug: string, code: string) => `${baseUrl}/p/${slug}?ref=${encodeURIComponent(code)}`;
 export const confirmLink = (baseUrl: string, token: string) => `${baseUrl}/confirm/${token}`;
 
 export function envelope(id: string, type: string, createdAt: number, w: Pick<Waitlist, "id" | "key" | "slug" | "name">, data: unknown) {
@@ -42,7 +42,7 @@ export function templateValues(row: SubscriberRow, w: Waitlist, baseUrl: string)
           points: Number(row.points),
           referral_count: Number(row.referral_count),
           referral_code: row.referral_code,
-          referral_link: referralLink(baseUrl, w.slug, row.referral_code),
+          referral_link: referralLink(w, row.referral_code, baseUrl),
           status_link: thankYouUrl(baseUrl, row.sign_up_token),
         }
       : {}),

@@ -9,6 +9,8 @@ import type { Logger } from "../log";
 import { hostedPageUrl, livePage } from "../landing/service";
 import { notFoundPage, PAGE_HEADERS } from "./layout";
 import { renderHostedPage, withRef, type RenderedPage } from "./hosted";
+import { plainSignUpPage } from "./signup-form";
+import { customDomainOrigin } from "../waitlists/links";
 
 const MAX_CACHED = 500;
 
@@ -21,21 +23,35 @@ export function createPageServer(deps: { db: Db; config: Config; log: Logger }) 
     const [head] = await db.all<{ page_id: string; waitlist_id: string; status: string; version: string }>(sql`
       SELECT p.id AS page_id, w.id AS waitlist_id, p.status, p.version || ':' || w.updated_at AS version
       FROM waitlists w JOIN landing_pages p ON p.waitlist_id = w.id WHERE ${match}`);
-    if (!head || head.status !== "published") return notFoundPage("Page not found", "There is no published page here.");
+    if (!head || head.status !== "published") return plainPage(where, value, visitor);
     let entry = cache.get(head.page_id);
     if (!entry || entry.version !== head.version) {
       const [w] = await db.select().from(waitlists).where(eq(waitlists.id, head.waitlist_id));
       const [page] = await db.select().from(landingPages).where(eq(landingPages.id, head.page_id));
-      if (!w || !page || page.status !== "published") return notFoundPage("Page not found", "There is no published page here.");
+      if (!w || !page || page.status !== "published") return plainPage(where, value, visitor);
       entry = { version: head.version, page: renderHostedPage(livePage(page), w, { baseUrl: config.baseUrl, pageUrl: hostedPageUrl(page, w, config.baseUrl)! }) };
       if (cache.size >= MAX_CACHED) cache.delete(cache.keys().next().value!);
       cache.set(head.page_id, entry);
     }
-    // the page counts its own views, deduplicated like log-view (DESIGN §4); it never waits for the count
-    void visitorKey(db, null, visitor.ip, visitor.userAgent)
-      .then((key) => logView(db, head.waitlist_id, key))
-      .catch((err) => deps.log.warn("view not counted", { error: (err as Error)?.message ?? String(err) }));
+    countView(head.waitlist_id, visitor);
     return new Response(withRef(entry.page.html, visitor.ref), { headers: { ...PAGE_HEADERS, "content-security-policy": entry.page.csp } });
+  }
+
+  /** The page counts its own views, deduplicated like log-view (DESIGN §4); it never waits for the count. */
+  function countView(waitlistId: string, visitor: { ip: string; userAgent: string }) {
+    void visitorKey(db, null, visitor.ip, visitor.userAgent)
+      .then((key) => logView(db, waitlistId, key))
+      .catch((err) => deps.log.warn("view not counted", { error: (err as Error)?.message ?? String(err) }));
+  }
+
+  /** Issue 16: no published page yet (or any more): a plain sign-up form, so a referral link never leads nowhere. */
+  async function plainPage(where: "slug" | "domain", value: string, visitor: { ip: string; userAgent: string; ref: string | null }): Promise<Response> {
+    const [w] = await db.select().from(waitlists).where(where === "slug" ? eq(waitlists.slug, value) : eq(waitlists.customDomain, value));
+    if (!w) return notFoundPage("Page not found", "There is no waitlist here.");
+    const pageUrl = where === "slug" ? `${config.baseUrl}/p/${w.slug}` : customDomainOrigin(value, config.baseUrl);
+    const page = plainSignUpPage(w, { baseUrl: config.baseUrl, pageUrl });
+    countView(w.id, visitor);
+    return new Response(withRef(page.html, visitor.ref), { headers: { ...PAGE_HEADERS, "content-security-policy": page.csp } });
   }
 
   return {

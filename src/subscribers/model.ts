@@ -16,7 +16,7 @@ export const SignUpBody = t.Object(
     metadata: t.Optional(
       t.Record(t.String(), t.Any(), {
         description:
-          "Custom fields (max 50 keys, 16 KB). Reserved: referred_by (referrer's code), referring_domain, client_ip (end user's IPv4), fingerprint",
+          "Custom fields (max 50 keys, 16 KB). Reserved: referred_by (referrer's code), referring_domain, client_ip (end user's IPv4 or IPv6 address), fingerprint",
       }),
     ),
   },

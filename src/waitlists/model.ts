@@ -96,6 +96,11 @@ export const SettingsPatchBody = t.Object(
       t.Object({ url: t.Optional(t.Union([t.String({ maxLength: URL_MAX }), t.Null()])), enabled: t.Optional(t.Boolean()) }, { additionalProperties: false }),
     ),
     custom_domain: t.Optional(t.Union([t.String({ maxLength: 253 }), t.Null()])),
+    signup_url: t.Optional(
+      t.Union([t.String({ maxLength: URL_MAX }), t.Null()], {
+        description: "Where the team's own sign-up form lives (absolute http(s) URL); referral links become signup_url?ref=CODE. null: the custom domain, else the hosted page",
+      }),
+    ),
     milestones: t.Optional(t.Array(Milestone, { maxItems: MILESTONES_MAX, description: "Replaces the list; [] removes every milestone (rewards already reached stay)" })),
     milestone_email: t.Optional(t.Object(EmailTemplatePatch, { additionalProperties: false })),
     invitation_email: t.Optional(t.Object(EmailTemplatePatch, { additionalProperties: false, description: "{{invite_link}} is the subscriber's single-use link" })),
@@ -123,6 +128,7 @@ export const Settings = t.Object({
   confirmation_email: t.Object({ subject: t.String(), body: t.String() }),
   webhook: t.Object({ url: t.Union([t.String(), t.Null()]), enabled: t.Boolean(), signing_secret: t.String() }),
   custom_domain: t.Union([t.String(), t.Null()]),
+  signup_url: t.Union([t.String(), t.Null()]),
   milestones: t.Array(t.Object({ referrals: t.Number(), reward: t.String(), tag: t.Union([t.String(), t.Null()]) })),
   milestone_email: t.Object({ subject: t.String(), body: t.String() }),
   leaderboard: t.Boolean(),

@@ -141,6 +141,7 @@ export function settingsView(w: Waitlist) {
     confirmation_email: { subject: w.confirmationSubject, body: w.confirmationBody },
     webhook: { url: w.webhookUrl, enabled: w.webhookEnabled, signing_secret: w.signingSecret },
     custom_domain: w.customDomain,
+    signup_url: w.signupUrl,
     milestones: milestonesOf(w),
     milestone_email: { subject: w.milestoneSubject, body: w.milestoneBody },
     leaderboard: w.leaderboard,
@@ -214,6 +215,7 @@ export async function updateSettings(db: Db, w: Waitlist, patch: SettingsPatch, 
   const me = patch.milestone_email;
   if (me?.subject !== undefined) set.milestoneSubject = requireText(me.subject, "milestone_email.subject");
   if (me?.body !== undefined) set.milestoneBody = requireText(me.body, "milestone_email.body");
+  if (patch.signup_url !== undefined) set.signupUrl = patch.signup_url === null ? null : signupUrl(patch.signup_url);
   if (patch.custom_domain !== undefined) set.customDomain = patch.custom_domain === null || patch.custom_domain.trim() === "" ? null : normalizeHost(patch.custom_domain, "custom_domain", false);
 
   set.updatedAt = now();
@@ -238,6 +240,13 @@ function httpUrl(raw: string, field: string): string {
     throw badRequest(`${field} must be an absolute http(s) URL`);
   }
   if (url.protocol !== "http:" && url.protocol !== "https:") throw badRequest(`${field} must be an absolute http(s) URL`);
+  return url.toString();
+}
+
+/** Issue 16: the team's own form, where referral links lead; credentials in it would be handed to every visitor. */
+function signupUrl(raw: string): string {
+  const url = new URL(httpUrl(raw, "signup_url"));
+  if (url.username || url.password) throw badRequest("signup_url must not contain a user name or password");
   return url.toString();
 }
 

@@ -1,0 +1,157 @@
+// `waitlist doctor`: checks what a production instance needs, one line each (ok / warn / fail); exit 1 on any fail.
+// It reads the same environment as `serve` and never creates or migrates the database.
+import { accessSync, constants, existsSync, readdirSync, statfsSync, statSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import { createClient, type Client } from "@libsql/client";
+import { loadConfig, type Config } from "../config";
+import { databasePath, SCHEMA_VERSION, schemaVersionOf } from "../db/client";
+import { databaseFileSizes } from "../db/maintenance";
+import { readTraffic, runningInstances } from "./presence";
+import type { Command } from "./command";
+
+type Status = "ok" | "warn" | "fail";
+interface Check {
+  name: string;
+  status: Status;
+  message: string;
+}
+
+const SMTP_TIMEOUT_MS = 5_000;
+const DAY = 86_400_000;
+/** A proxy or a direct client seen this recently counts as how requests arrive now. */
+const RECENT_MS = 7 * DAY;
+const LOW_DISK = 64 * 1024 * 1024;
+const TIGHT_DISK = 1024 * 1024 * 1024;
+
+export const formatBytes = (n: number) => {
+  const units = ["B", "KB", "MB", "GB", "TB"];
+  let i = 0;
+  for (; n >= 1024 && i < units.length - 1; i++) n /= 1024;
+  return `${i ? n.toFixed(1) : n} ${units[i]}`;
+};
+const ago = (ms: number) => (ms < 3_600_000 ? `${Math.round(ms / 60_000)} min` : ms < 2 * DAY ? `${(ms / 3_600_000).toFixed(1)} h` : `${Math.round(ms / DAY)} days`);
+const isLocalHost = (host: string) => host === "localhost" || host.endsWith(".localhost") || host.startsWith("127.") || host === "[::1]" || host === "0.0.0.0";
+
+async function databaseChecks(config: Config, checks: Check[]): Promise<Client | null> {
+  const path = databasePath(config.databaseUrl);
+  if (path && !existsSync(path)) {
+    checks.push({ name: "database", status: "fail", message: `${resolve(path)} does not exist (serve creates it at its first start)` });
+    return null;
+  }
+  const client = createClient({ url: config.databaseUrl, authToken: config.databaseAuthToken ?? undefined, timeout: 2_000 });
+  try {
+    if (path) accessSync(dirname(path), constants.W_OK);
+    // taking the write lock and letting go proves the file is writable without changing it
+    const tx = await client.transaction("write");
+    await tx.rollback();
+    checks.push({ name: "database", status: "ok", message: `${path ? resolve(path) : "the libSQL server"} opens and is writable` });
+  } catch (err) {
+    client.close();
+    checks.push({ name: "database", status: "fail", message: `cannot write ${path ?? "the database server"}: ${String((err as Error).message).split("\n")[0]}` });
+    return null;
+  }
+  const version = await schemaVersionOf(client);
+  if (version === SCHEMA_VERSION) checks.push({ name: "schema", status: "ok", message: `schema ${version} is current` });
+  else if (version < SCHEMA_VERSION) checks.push({ name: "schema", status: "warn", message: `schema ${version} is older than this binary's ${SCHEMA_VERSION}: the next start migrates it` });
+  else checks.push({ name: "schema", status: "fail", message: `schema ${version} is newer than this binary's ${SCHEMA_VERSION}: upgrade the binary` });
+  const sizes = databaseFileSizes(config);
+  if (sizes) checks.push({ name: "files", status: "ok", message: `database ${formatBytes(sizes.fileBytes)}, WAL ${formatBytes(sizes.walBytes)}` });
+  const running = await runningInstances(client);
+  checks.push({ name: "server", status: "ok", message: running.length ? running.map((s) => `running: pid ${s.pid} on ${s.host}, port ${s.port}`).join("; ") : "no server is running on this database" });
+  return client;
+}
+
+function diskCheck(config: Config): Check | null {
+  const path = databasePath(config.databaseUrl);
+  if (!path || !existsSync(dirname(path))) return null;
+  const fs = statfsSync(dirname(path));
+  const free = fs.bavail * fs.bsize;
+  const share = fs.blocks ? free / (fs.blocks * fs.bsize) : 1;
+  const message = `${formatBytes(free)} free (${Math.round(share * 100)}%) where the database lives`;
+  return { name: "disk", status: free < LOW_DISK ? "fail" : free < TIGHT_DISK || share < 0.1 ? "warn" : "ok", message };
+}
+
+async function mailChecks(config: Config, checks: Check[]): Promise<void> {
+  const base = new URL(config.baseUrl);
+  if (config.smtpUrl && isLocalHost(base.hostname)) checks.push({ name: "base_url", status: "warn", message: `BASE_URL is ${config.baseUrl}: links in emails will point at localhost` });
+  else checks.push({ name: "base_url", status: "ok", message: `BASE_URL is ${config.baseUrl}` });
+  const domain = /@([^>\s]+)>?\s*$/.exec(config.mailFrom)?.[1]?.toLowerCase() ?? "";
+  if (!domain || isLocalHost(domain)) {
+    checks.push({ name: "mail_from", status: config.smtpUrl ? "fail" : "warn", message: `MAIL_FROM is "${config.mailFrom}": receivers reject mail from ${domain || "no domain"}; set MAIL_FROM or BASE_URL` });
+  } else checks.push({ name: "mail_from", status: "ok", message: `mail comes from ${domain}` });
+  if (!config.smtpUrl) {
+    checks.push({ name: "smtp", status: "warn", message: "SMTP_URL is unset: emails are written to the log and kept in the outbox" });
+    return;
+  }
+  const url = new URL(config.smtpUrl);
+  const where = `${url.hostname}:${url.port || (url.protocol === "smtps:" ? 465 : 587)}`;
+  const { default: nodemailer } = await import("nodemailer");
+  const transport = nodemailer.createTransport(config.smtpUrl, { connectionTimeout: SMTP_TIMEOUT_MS, greetingTimeout: SMTP_TIMEOUT_MS, socketTimeout: SMTP_TIMEOUT_MS } as any);
+  try {
+    await transport.verify();
+    checks.push({ name: "smtp", status: "ok", message: `${where} answers EHLO${url.username ? " and accepts the login" : ""}` });
+  } catch (err) {
+    checks.push({ name: "smtp", status: "fail", message: `${where}: ${String((err as Error).message).split("\n")[0]}` });
+  } finally {
+    transport.close();
+  }
+}
+
+async function proxyCheck(config: Config, client: Client | null): Promise<Check> {
+  const seen = client ? await readTraffic(client) : { forwardedAt: null, directAt: null };
+  const recent = (at: number | null) => at !== null && Date.now() - at < RECENT_MS;
+  if (recent(seen.forwardedAt) && !config.trustProxy) {
+    return { name: "trust_proxy", status: "fail", message: `requests arrive through a local proxy (X-Forwarded-For, ${ago(Date.now() - seen.forwardedAt!)} ago) but TRUST_PROXY is off: every visitor shares the proxy's IP` };
+  }
+  if (config.trustProxy && recent(seen.directAt) && !recent(seen.forwardedAt)) {
+    return { name: "trust_proxy", status: "warn", message: "TRUST_PROXY is on but requests arrive directly: clients can forge X-Forwarded-For" };
+  }
+  if (!recent(seen.forwardedAt) && !recent(seen.directAt)) return { name: "trust_proxy", status: "ok", message: `TRUST_PROXY is ${config.trustProxy ? "on" : "off"}; no outside requests recorded yet to compare` };
+  return { name: "trust_proxy", status: "ok", message: `TRUST_PROXY is ${config.trustProxy ? "on and requests arrive through a proxy" : "off and requests arrive directly"}` };
+}
+
+function backupCheck(config: Config): Check | null {
+  if (!config.backupDir) return null;
+  const dir = resolve(config.backupDir);
+  let newest = 0;
+  try {
+    for (const name of readdirSync(dir)) {
+      if (!name.endsWith(".db")) continue;
+      newest = Math.max(newest, statSync(join(dir, name)).mtimeMs);
+    }
+  } catch (err) {
+    return { name: "backups", status: "fail", message: `BACKUP_DIR ${dir}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}` };
+  }
+  if (!newest) return { name: "backups", status: "fail", message: `no backup (*.db) in ${dir} yet: run waitlist backup` };
+  const age = Date.now() - newest;
+  return { name: "backups", status: age > 2 * DAY ? "fail" : age > 26 * 3_600_000 ? "warn" : "ok", message: `newest backup in ${dir} is ${ago(age)} old` };
+}
+
+export const doctorCommand: Command = {
+  name: "doctor",
+  summary: "check the configuration a production instance needs (exit 1 on any failed check)",
+  flags: [],
+  required: [],
+  async run({ flags, env }) {
+    const config = loadConfig(env, flags);
+    const checks: Check[] = [];
+    const client = await databaseChecks(config, checks);
+    try {
+      const disk = diskCheck(config);
+      if (disk) checks.push(disk);
+      await mailChecks(config, checks);
+      checks.push(await proxyCheck(config, client));
+      const backups = backupCheck(config);
+      if (backups) checks.push(backups);
+    } finally {
+      client?.close();
+    }
+    const ok = !checks.some((c) => c.status === "fail");
+    const width = Math.max(...checks.map((c) => c.name.length)) + 2;
+    return {
+      json: { ok, checks },
+      text: checks.map((c) => `${c.status.padEnd(5)} ${c.name.padEnd(width)}${c.message}`).join("\n"),
+      exitCode: ok ? 0 : 1,
+    };
+  },
+};
