@@ -2,7 +2,7 @@
 // what they can't express: the guard's own answers, headers, HTML pages and redirects, public security.
 import { toOpenAPISchema } from "@elysiajs/openapi";
 import { guardStatuses, POLICY_EXTENSION, type Policy } from "../http/api";
-import { errorResponse, HEADERS, rateLimitHeaders, RETRY_AFTER, LOCATION } from "./responses";
+import { errorResponse, HEADERS, HTML, rateLimitHeaders, RETRY_AFTER, LOCATION } from "./responses";
 import { PUBLIC_OPERATIONS, type PublicOperation } from "./public-routes";
 
 type Json = Record<string, any>;
@@ -109,8 +109,13 @@ function complete(op: Json, method: string, path: string): void {
     // no key: the operation is public
     op.security ??= [];
   }
-  // a declared body over 1 MB is refused on every route before it is routed (http/request-log.ts)
-  responses[413] ??= errorResponse("standard", 413);
+  // every body is capped at 1 MB and 8 s as it is read, on every route (http/body-limit.ts); outside
+  // /api a browser (Accept: text/html) gets a page (http/error-handler.ts)
+  const isApi = path.startsWith("/api/");
+  for (const status of isApi || method === "get" || method === "head" ? [413] : [408, 413]) {
+    responses[status] ??= errorResponse("standard", status);
+    if (!isApi) responses[status].content = { ...responses[status].content, ...HTML };
+  }
   responses[500] ??= errorResponse("standard", 500);
   for (const [status, r] of Object.entries(responses)) {
     if (policy && status !== "413" && status !== "500") r.headers = { ...rateLimitHeaders(true), ...r.headers };
