@@ -19,6 +19,8 @@ export interface Config {
   aiTimeoutMs: number;
   landingPageApi: boolean;
   logLevel: Level;
+  /** Issue 17: GET /metrics answers only with `Authorization: Bearer <token>`; unset, it is a 404. */
+  metricsToken: string | null;
   webhookBlockPrivate: boolean;
   rateLimits: boolean;
 }
@@ -78,6 +80,7 @@ const SETTINGS: Setting<keyof Config>[] = [
   { key: "aiTimeoutMs", env: "AI_TIMEOUT_MS", flags: ["ai-timeout-ms"], parse: int(1, 3_600_000) },
   { key: "landingPageApi", env: "LANDING_PAGE_API", flags: ["landing-page-api"], parse: bool },
   { key: "logLevel", env: "LOG_LEVEL", flags: ["log-level"], parse: oneOf(["debug", "info", "warn", "error"] as const) },
+  { key: "metricsToken", env: "METRICS_TOKEN", flags: ["metrics-token"], parse: text },
   { key: "webhookBlockPrivate", env: "WEBHOOK_BLOCK_PRIVATE", flags: ["webhook-block-private"], parse: bool },
   { key: "rateLimits", env: "RATE_LIMITS", flags: ["rate-limits"], parse: bool },
 ];
@@ -100,6 +103,7 @@ const DEFAULTS = {
   aiTimeoutMs: 60_000,
   landingPageApi: true,
   logLevel: "info",
+  metricsToken: null,
   webhookBlockPrivate: false,
   rateLimits: true,
 } satisfies Partial<Config>;

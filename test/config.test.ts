@@ -40,6 +40,7 @@ describe("loadConfig defaults (DESIGN §3 table)", () => {
       aiTimeoutMs: 60_000,
       landingPageApi: true,
       logLevel: "info",
+      metricsToken: null,
       webhookBlockPrivate: false,
       rateLimits: true,
     });
@@ -75,6 +76,7 @@ describe("loadConfig reads the environment", () => {
       AI_TIMEOUT_MS: "1500",
       LANDING_PAGE_API: "off",
       LOG_LEVEL: "debug",
+      METRICS_TOKEN: "scrape-token",
       WEBHOOK_BLOCK_PRIVATE: "true",
       RATE_LIMITS: "off",
     };
@@ -94,6 +96,7 @@ describe("loadConfig reads the environment", () => {
       aiTimeoutMs: 1500,
       landingPageApi: false,
       logLevel: "debug",
+      metricsToken: "scrape-token",
       webhookBlockPrivate: true,
       rateLimits: false,
     });

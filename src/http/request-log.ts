@@ -6,12 +6,23 @@ import { AppError } from "./errors";
 /** Request bodies are limited to 1 MB (DESIGN §5 caps); a declared larger body is refused before it is read. */
 export const MAX_BODY_BYTES = 1024 * 1024;
 import type { Logger } from "../log";
+import type { RequestObserver } from "./metrics";
 
 const started = new WeakMap<Request, { id: string; at: number }>();
 
 export const requestId = (request: Request): string => started.get(request)?.id ?? "-";
 
-export function requestLog(log: Logger) {
+/**
+ * The status the client got: a route that returns a `Response` (pages, the form, redirects) carries its
+ * own status, which Elysia does not copy into `set.status` (issue 17: those were logged as 200).
+ */
+export function sentStatus(response: unknown, status: number | string | undefined): number {
+  if (response instanceof Response) return response.status;
+  return typeof status === "number" ? status : Number(status) || 200;
+}
+
+/** `observe`: the metrics' per-response hook (http/metrics.ts), only when METRICS_TOKEN is set. */
+export function requestLog(log: Logger, observe?: RequestObserver) {
   return new Elysia({ name: "http/request-log" })
     .onRequest(({ request, set }) => {
       const id = token(16);
@@ -22,14 +33,11 @@ export function requestLog(log: Logger) {
         throw new AppError("payload_too_large", `The request body is larger than ${MAX_BODY_BYTES / 1024 / 1024} MB`);
       }
     })
-    .onAfterResponse({ as: "global" }, ({ request, path, set }) => {
+    .onAfterResponse({ as: "global" }, ({ request, path, route, set, responseValue }) => {
       const s = started.get(request);
-      log.info("request", {
-        req_id: s?.id,
-        method: request.method,
-        path,
-        status: typeof set.status === "number" ? set.status : Number(set.status) || 200,
-        ms: s ? Math.round((performance.now() - s.at) * 100) / 100 : undefined,
-      });
+      const ms = s ? performance.now() - s.at : 0;
+      const status = sentStatus(responseValue, set.status);
+      log.info("request", { req_id: s?.id, method: request.method, path, status, ms: s ? Math.round(ms * 100) / 100 : undefined });
+      observe?.(request.method, route, status, ms / 1000, responseValue);
     });
 }

@@ -8,6 +8,7 @@ import { pruneViewDedupe } from "../analytics/service";
 import { pruneSent } from "../outbox/store";
 import { prunePreviews } from "../landing/preview";
 import type { Dispatcher } from "../outbox/dispatcher";
+import { jobRuns } from "../http/metrics";
 
 export interface JobContext {
   db: Db;
@@ -58,8 +59,12 @@ export function startJobs(ctx: JobContext, log: Logger, jobs: Job[] = JOBS): { s
       new Cron(job.schedule, { protect: true }, () => {
         const p = (async () => {
           try {
-            if (await takeLease(db, job.name, holder, job.leaseMs)) await job.run(ctx);
+            if (await takeLease(db, job.name, holder, job.leaseMs)) {
+              await job.run(ctx);
+              jobRuns.inc({ job: job.name, outcome: "ok" });
+            }
           } catch (err) {
+            jobRuns.inc({ job: job.name, outcome: "error" });
             log.error("job failed", { job: job.name, error: err instanceof Error ? err.message : String(err) });
           }
         })();
