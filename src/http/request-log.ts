@@ -38,6 +38,11 @@ export function requestLog(log: Logger, observe?: RequestObserver) {
       const ms = s ? performance.now() - s.at : 0;
       const status = sentStatus(responseValue, set.status);
       log.info("request", { req_id: s?.id, method: request.method, path, status, ms: s ? Math.round(ms * 100) / 100 : undefined });
-      observe?.(request.method, route, status, ms / 1000, responseValue);
+      try {
+        observe?.(request.method, route, status, ms / 1000, responseValue);
+      } catch (err) {
+        // a throw here, after the response, would end the process
+        log.error("metrics failed", { error: err instanceof Error ? err.message : String(err) });
+      }
     });
 }
