@@ -5,6 +5,7 @@ import type { Db } from "./db/client";
 import type { Logger } from "./log";
 import { errorHandler } from "./http/error-handler";
 import { requestLog } from "./http/request-log";
+import { createMetrics, formSignUpCounter } from "./http/metrics";
 import { apiGuard } from "./http/api";
 import { accountRoutes } from "./account/routes";
 import { waitlistRoutes } from "./waitlists/routes";
@@ -31,9 +32,10 @@ export function buildApp(deps: AppDeps) {
   const { db, config } = deps;
   const api = apiGuard(deps);
   const dispatch = deps.dispatcher.dispatch;
+  const metrics = createMetrics({ db, token: config.metricsToken, databaseUrl: config.databaseUrl });
   const app: Elysia = new Elysia({ normalize: false })
     .use(errorHandler({ log: deps.log, routes: () => app.routes }))
-    .use(requestLog(deps.log))
+    .use(requestLog(deps.log, metrics?.observe))
     .use(securityHeaders())
     .use(api)
     .get(
@@ -49,6 +51,7 @@ export function buildApp(deps: AppDeps) {
       },
       { response: { 200: t.Object({ status: t.String() }), 503: t.Object({ status: t.String() }) }, detail: { tags: ["Operations"], summary: "Health check (database round trip)" } },
     )
+    .use(metrics?.routes ?? new Elysia({ name: "http/metrics-off" }))
     .use(accountRoutes({ db, api }))
     .use(waitlistRoutes({ db, config, api }))
     .use(subscriberRoutes({ db, config, api, dispatch }))
@@ -56,7 +59,7 @@ export function buildApp(deps: AppDeps) {
     .use(analyticsRoutes({ db, config, api }))
     .use(webhookRoutes({ db, config, api }))
     .use(landingRoutes({ db, config, api }))
-    .use(formRoutes({ db, config, dispatch }))
+    .use(formRoutes({ db, config, dispatch: formSignUpCounter(dispatch) }))
     .use(pageRoutes({ db, config, dispatch, log: deps.log }))
     .use(dashboardRoutes())
     .use(apiDocs(config)) as unknown as Elysia;

@@ -21,6 +21,8 @@ export interface Config {
   aiTimeoutMs: number;
   landingPageApi: boolean;
   logLevel: Level;
+  /** Issue 17: GET /metrics answers only with `Authorization: Bearer <token>`; unset, it is a 404. */
+  metricsToken: string | null;
   webhookBlockPrivate: boolean;
   rateLimits: boolean;
   /** Where `waitlist backup` writes by default; doctor reports the newest backup's age. */
@@ -83,6 +85,7 @@ const SETTINGS: Setting<keyof Config>[] = [
   { key: "aiTimeoutMs", env: "AI_TIMEOUT_MS", flags: ["ai-timeout-ms"], parse: int(1, 3_600_000) },
   { key: "landingPageApi", env: "LANDING_PAGE_API", flags: ["landing-page-api"], parse: bool },
   { key: "logLevel", env: "LOG_LEVEL", flags: ["log-level"], parse: oneOf(["debug", "info", "warn", "error"] as const) },
+  { key: "metricsToken", env: "METRICS_TOKEN", flags: ["metrics-token"], parse: text },
   { key: "webhookBlockPrivate", env: "WEBHOOK_BLOCK_PRIVATE", flags: ["webhook-block-private"], parse: bool },
   { key: "rateLimits", env: "RATE_LIMITS", flags: ["rate-limits"], parse: bool },
   { key: "backupDir", env: "BACKUP_DIR", flags: ["backup-dir"], parse: text },
@@ -106,6 +109,7 @@ const DEFAULTS = {
   aiTimeoutMs: 60_000,
   landingPageApi: true,
   logLevel: "info",
+  metricsToken: null,
   webhookBlockPrivate: false,
   rateLimits: true,
   backupDir: null,

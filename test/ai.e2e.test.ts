@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Browser } from "playwright-core";
 import { startServer, until, type TestServer } from "./support/server";
 import { startFakeModel, type FakeModel } from "./support/peers";
-import { launchBrowser } from "./support/browser";
+import { browserTest, launchBrowser } from "./support/browser";
 import { createClient } from "@libsql/client";
 
 let s: TestServer;
@@ -315,7 +315,7 @@ describe("sanitizing and publishing", () => {
     expect(noSubmit.body.message).toContain("submit");
   });
 
-  test("in Chromium: a published AI page loads with no CSP violation or third-party request, and its form signs up", async () => {
+  browserTest("in Chromium: a published AI page loads with no CSP violation or third-party request, and its form signs up", async () => {
     const { key, w, path } = await waitlist();
     model.next({ kind: "json", page: goodPage(w) });
     await s.request("POST", `${path}/generate`, { key, body: { prompt: "rocket" } });

@@ -1,10 +1,10 @@
 // The single executable (DESIGN §1, §3): `npm run build` output copied alone into an empty folder runs the
 // server and every admin command, with migrations, pages, Swagger UI and the IP database inside.
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { copyFileSync, existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { copyFileSync, existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
-import { runCli, startServer, type TestServer } from "./support/server";
+import { runCli, startServer, until, type TestServer } from "./support/server";
+import { removeDir, tempDir } from "./support/cleanup";
 
 const ROOT = join(import.meta.dir, "..");
 let dir: string;
@@ -15,14 +15,14 @@ beforeAll(async () => {
   const build = Bun.spawn([process.execPath, join(ROOT, "scripts", "build.ts")], { cwd: ROOT, stdout: "pipe", stderr: "pipe" });
   const [code, err] = await Promise.all([build.exited, new Response(build.stderr).text()]);
   if (code !== 0) throw new Error(`build failed: ${err}`);
-  dir = mkdtempSync(join(tmpdir(), "waitlist-bin-"));
+  dir = tempDir("waitlist-bin-");
   for (const file of readdirSync(join(ROOT, "dist"))) copyFileSync(join(ROOT, "dist", file), join(dir, file));
   bin = join(dir, "waitlist");
   s = await startServer({ bin, env: { RATE_LIMITS: "off" } });
 }, 120_000);
 afterAll(async () => {
   await s?.stop();
-  rmSync(dir, { recursive: true, force: true });
+  if (dir) removeDir(dir);
 });
 
 test("the binary runs from a folder with no node_modules: serve, the admin commands, the API, Swagger UI, pages and geolocation", async () => {
@@ -70,4 +70,21 @@ test("the binary runs from a folder with no node_modules: serve, the admin comma
 
   const usage = await runCli(["frobnicate"], {}, bin);
   expect(usage.code).toBe(2);
+});
+
+test("every line the binary writes on stdout is a JSON log line, as from the source (no framework warning)", async () => {
+  // issue 17: whitespace minification made Elysia's handler inference print 5 lines of warning and code here
+  const { key } = await s.account();
+  for (const path of ["/api/v1/me", "/api/v1/waitlists", "/healthz", "/no/such/path"]) await s.request("GET", path, { key });
+  const last = (await s.request("GET", "/healthz")).headers.get("x-request-id");
+  await until(() => s.logs.some((l) => l.includes(`"req_id":"${last}"`)), 5_000, "the last request's log line");
+  const notJson = s.logs.filter((line) => {
+    try {
+      return typeof JSON.parse(line) !== "object";
+    } catch {
+      return true;
+    }
+  });
+  expect(notJson).toEqual([]);
+  expect(s.logs.length).toBeGreaterThan(10);
 });

@@ -1,11 +1,11 @@
 // The dashboard (DESIGN §9, issue 9) in real Chromium, against the real server: a team runs its launch
 // with only an account key. Screenshots (desktop and phone) go to test/artifacts/ for a person to look at.
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, expect } from "bun:test";
 import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Browser, BrowserContext, Locator, Page } from "playwright-core";
 import { startServer, until, type TestServer } from "./support/server";
-import { launchBrowser } from "./support/browser";
+import { describe, launchBrowser, test } from "./support/browser";
 import { startFakeModel, startReceiver, type FakeModel, type Receiver } from "./support/peers";
 
 const ARTIFACTS = join(import.meta.dir, "artifacts");

@@ -1,11 +1,11 @@
 // The whole visitor journey in real Chromium (DESIGN §4): a published page, its form, the thank-you page,
 // a friend following the referral link, and the referrer moving up. Screenshots go to test/artifacts/.
-import { afterAll, beforeAll, expect, test } from "bun:test";
+import { afterAll, beforeAll, expect } from "bun:test";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { startServer, type TestServer } from "./support/server";
-import { launchBrowser } from "./support/browser";
+import { launchBrowser, test } from "./support/browser";
 
 const ARTIFACTS = join(import.meta.dir, "artifacts");
 let s: TestServer;

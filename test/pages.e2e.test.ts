@@ -4,7 +4,7 @@ import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { Browser } from "playwright-core";
 import { startServer, type TestServer } from "./support/server";
-import { isolatedPage, launchBrowser } from "./support/browser";
+import { browserTest, isolatedPage, launchBrowser } from "./support/browser";
 import { PAGE_CSP } from "../src/pages/layout";
 
 const ARTIFACTS = join(import.meta.dir, "artifacts");
@@ -59,7 +59,7 @@ describe("thank-you page", () => {
     expect(await res.text()).toContain("not valid");
   });
 
-  test("in Chromium at phone and desktop widths: no third-party request, no CSP violation, the copy button copies the link", async () => {
+  browserTest("in Chromium at phone and desktop widths: no third-party request, no CSP violation, the copy button copies the link", async () => {
     const { signUp } = await signedUp("Grace");
     for (const [label, viewport] of [["phone", { width: 390, height: 844 }], ["desktop", { width: 1280, height: 800 }]] as const) {
       for (const scheme of ["light", "dark"] as const) {

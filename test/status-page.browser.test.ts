@@ -1,11 +1,11 @@
 // The status page /t/{sign_up_token} in real Chromium (issue 11 item 5): place in line, referrals,
 // the next reward, the leaderboard and the share links, under its CSP, on a phone.
-import { afterAll, beforeAll, expect, test } from "bun:test";
+import { afterAll, beforeAll, expect } from "bun:test";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { Browser } from "playwright-core";
 import { startServer, until, type TestServer } from "./support/server";
-import { isolatedPage, launchBrowser } from "./support/browser";
+import { isolatedPage, launchBrowser, test } from "./support/browser";
 
 const ARTIFACTS = join(import.meta.dir, "artifacts");
 let s: TestServer;

@@ -1,8 +1,8 @@
 // Swagger UI in real Chromium, as a new user would: authorize with a key, call GET /api/v1/me, offline.
-import { afterAll, beforeAll, expect, test } from "bun:test";
+import { afterAll, beforeAll, expect } from "bun:test";
 import type { Browser } from "playwright-core";
 import { startServer, type TestServer } from "./support/server";
-import { isolatedPage, launchBrowser } from "./support/browser";
+import { isolatedPage, launchBrowser, test } from "./support/browser";
 
 let s: TestServer;
 let browser: Browser;

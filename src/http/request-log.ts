@@ -3,12 +3,23 @@ import { Elysia } from "elysia";
 import { token } from "../clock";
 import { checkDeclaredLength } from "./body-limit";
 import type { Logger } from "../log";
+import type { RequestObserver } from "./metrics";
 
 const started = new WeakMap<Request, { id: string; at: number }>();
 
 export const requestId = (request: Request): string => started.get(request)?.id ?? "-";
 
-export function requestLog(log: Logger) {
+/**
+ * The status the client got: a route that returns a `Response` (pages, the form, redirects) carries its
+ * own status, which Elysia does not copy into `set.status` (issue 17: those were logged as 200).
+ */
+export function sentStatus(response: unknown, status: number | string | undefined): number {
+  if (response instanceof Response) return response.status;
+  return typeof status === "number" ? status : Number(status) || 200;
+}
+
+/** `observe`: the metrics' per-response hook (http/metrics.ts), only when METRICS_TOKEN is set. */
+export function requestLog(log: Logger, observe?: RequestObserver) {
   return new Elysia({ name: "http/request-log" })
     .onRequest(({ request, set }) => {
       const id = token(16);
@@ -18,14 +29,16 @@ export function requestLog(log: Logger) {
       // a declared larger body is refused before it is read; undeclared (chunked) ones are capped as read (body-limit.ts)
       checkDeclaredLength(request);
     })
-    .onAfterResponse({ as: "global" }, ({ request, path, set }) => {
+    .onAfterResponse({ as: "global" }, ({ request, path, route, set, responseValue }) => {
       const s = started.get(request);
-      log.info("request", {
-        req_id: s?.id,
-        method: request.method,
-        path,
-        status: typeof set.status === "number" ? set.status : Number(set.status) || 200,
-        ms: s ? Math.round((performance.now() - s.at) * 100) / 100 : undefined,
-      });
+      const ms = s ? performance.now() - s.at : 0;
+      const status = sentStatus(responseValue, set.status);
+      log.info("request", { req_id: s?.id, method: request.method, path, status, ms: s ? Math.round(ms * 100) / 100 : undefined });
+      try {
+        observe?.(request.method, route, status, ms / 1000, responseValue);
+      } catch (err) {
+        // a throw here, after the response, would end the process
+        log.error("metrics failed", { error: err instanceof Error ? err.message : String(err) });
+      }
     });
 }

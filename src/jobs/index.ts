@@ -11,6 +11,7 @@ import type { Dispatcher } from "../outbox/dispatcher";
 import { pruneCaptchaSolutions } from "../forms/captcha";
 import { pruneConfirmationSends } from "../subscribers/confirmation-caps";
 import { compactDatabase } from "../db/maintenance";
+import { jobRuns } from "../http/metrics";
 
 export interface JobContext {
   db: Db;
@@ -66,8 +67,12 @@ export function startJobs(ctx: JobContext, log: Logger, jobs: Job[] = JOBS): { s
       new Cron(job.schedule, { protect: true }, () => {
         const p = (async () => {
           try {
-            if (await takeLease(db, job.name, holder, job.leaseMs)) await job.run(ctx);
+            if (await takeLease(db, job.name, holder, job.leaseMs)) {
+              await job.run(ctx);
+              jobRuns.inc({ job: job.name, outcome: "ok" });
+            }
           } catch (err) {
+            jobRuns.inc({ job: job.name, outcome: "error" });
             log.error("job failed", { job: job.name, error: err instanceof Error ? err.message : String(err) });
           }
         })();

@@ -8,6 +8,7 @@ import { maskEmail, type Logger } from "../log";
 import { createMailer, type Mailer } from "../email/send";
 import { deliver } from "../webhooks/send";
 import { renderPayload, type Email } from "./render";
+import { deliveryFailures } from "../http/metrics";
 import { abandon, claim, HELD_NO_SMTP, hold, markFailed, markSent, storePayload, type OutboxRow } from "./store";
 
 export interface Dispatcher {
@@ -72,6 +73,7 @@ export function createDispatcher(deps: { db: Db; config: Config; log: Logger }):
       await markSent(db, row.id, null);
     } catch (err) {
       const message = (err as Error)?.message ?? String(err);
+      deliveryFailures.inc({ kind: "email" });
       log.warn("email delivery failed", { outbox_id: row.id, attempt: row.attempts, error: message });
       await markFailed(db, row, message, null);
     }
@@ -88,6 +90,7 @@ export function createDispatcher(deps: { db: Db; config: Config; log: Logger }):
       await markSent(db, row.id, result.status);
       return;
     }
+    deliveryFailures.inc({ kind: "webhook" });
     log.warn("webhook delivery failed", { outbox_id: row.id, event: row.topic, attempt: row.attempts, status: result.status, error: result.error });
     await markFailed(db, row, result.error ?? "failed", result.status);
   }

@@ -1,21 +1,23 @@
 // A temporary database with one account ('a') and one waitlist ('w'), for tests of services without HTTP.
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { sql } from "drizzle-orm";
 import { openDatabase, type Db } from "../../src/db/client";
+import { onCleanup, removeDir, tempDir } from "./cleanup";
 
 export async function scratchDatabase(): Promise<{ db: Db; close: () => void }> {
-  const dir = mkdtempSync(join(tmpdir(), "waitlist-db-"));
+  const dir = tempDir("waitlist-db-");
   const db = await openDatabase({ url: `file:${join(dir, "scratch.db")}`, authToken: null });
+  // a test that never calls close() still gets its connection closed at the end of the run (the folder too)
+  const unregister = onCleanup(() => db.$client.close());
   await db.run(sql`INSERT INTO accounts (id, username, plan, ai_credits, created_at) VALUES ('a', 'a', 'business', 0, 0)`);
   await db.run(sql`INSERT INTO waitlists (id, account_id, key, slug, name, welcome_subject, welcome_body, confirmation_subject, confirmation_body, signing_secret, created_at, updated_at)
     VALUES ('w', 'a', 'k', 's', 'n', '', '', '', '', '', 0, 0)`);
   return {
     db,
     close: () => {
+      unregister();
       db.$client.close();
-      rmSync(dir, { recursive: true, force: true });
+      removeDir(dir);
     },
   };
 }

