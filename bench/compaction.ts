@@ -21,7 +21,7 @@ export interface CompactionResult {
 export async function compaction(rows = 20_000): Promise<CompactionResult> {
   const dir = mkdtempSync(join(tmpdir(), "bench-compaction-"));
   const databaseUrl = `file:${join(dir, "compaction.db")}`;
-  const db = await openDatabase({ url: databaseUrl, authToken: null });
+  const db = await openDatabase({ url: databaseUrl });
   try {
     // total bytes on disk: the file and its WAL
     const size = () => {

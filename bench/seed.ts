@@ -8,7 +8,7 @@ export const BENCH_KEY = "wl_acct_benchbenchbenchbenchbenchbenchbenchbench";
 export const WAITLIST_KEY = "benchwaitlist";
 
 export async function seed(url: string, n: number): Promise<void> {
-  const db = await openDatabase({ url, authToken: null });
+  const db = await openDatabase({ url });
   await db.batch([
     db.run(sql`INSERT INTO accounts (id, username, plan, ai_credits, created_at) VALUES ('acct_bench', 'bench', 'business', 10, 0)`),
     db.run(sql`INSERT INTO api_keys (id, account_id, name, hash, created_at) VALUES ('key_bench', 'acct_bench', 'bench', ${sha256Hex(BENCH_KEY)}, 0)`),

@@ -5,7 +5,8 @@ export interface Config {
   port: number;
   host: string;
   databaseUrl: string;
-  databaseAuthToken: string | null;
+  /** PostgreSQL connections per instance. */
+  databasePoolSize: number;
   /** SQLite `synchronous` for an embedded database: full (default) survives power loss, normal only a crash. */
   databaseSync: "full" | "normal";
   /** Public origin without a trailing slash; filled from the bound port when BASE_URL is unset. */
@@ -71,8 +72,9 @@ const oneOf = <T extends string>(values: readonly T[]): Parser<T> => (raw, name)
 const SETTINGS: Setting<keyof Config>[] = [
   { key: "port", env: "PORT", flags: ["port"], parse: int(0, 65535) },
   { key: "host", env: "HOST", flags: ["host"], parse: text },
-  { key: "databaseUrl", env: "DATABASE_URL", flags: ["db", "database-url"], parse: url(["file:", "http:", "https:", "libsql:", "ws:", "wss:"]) },
-  { key: "databaseAuthToken", env: "DATABASE_AUTH_TOKEN", flags: ["database-auth-token"], parse: text },
+  // issue 18: embedded libSQL or PostgreSQL; no libSQL server (none can be tested here)
+  { key: "databaseUrl", env: "DATABASE_URL", flags: ["db", "database-url"], parse: url(["file:", "postgres:", "postgresql:"]) },
+  { key: "databasePoolSize", env: "DATABASE_POOL_SIZE", flags: ["database-pool-size"], parse: int(1, 1000) },
   { key: "databaseSync", env: "DATABASE_SYNC", flags: ["database-sync"], parse: oneOf(["full", "normal"] as const) },
   { key: "baseUrl", env: "BASE_URL", flags: ["base-url"], parse: url(["http:", "https:"]) },
   { key: "trustProxy", env: "TRUST_PROXY", flags: ["trust-proxy"], parse: bool },
@@ -99,7 +101,7 @@ const DEFAULTS = {
   port: 3000,
   host: "0.0.0.0",
   databaseUrl: "file:./data/waitlist.db",
-  databaseAuthToken: null,
+  databasePoolSize: 10,
   databaseSync: "full",
   trustProxy: false,
   smtpUrl: null,
@@ -136,6 +138,6 @@ export function loadConfig(env: Record<string, string | undefined>, flags: Map<s
 
 /** DATABASE_URL on its own, for admin commands (`--db` wins). */
 export function databaseSettings(env: Record<string, string | undefined>, flags: Map<string, string>) {
-  const c = loadConfig(env, flags, ["databaseUrl", "databaseAuthToken", "databaseSync"]);
-  return { url: c.databaseUrl, authToken: c.databaseAuthToken, sync: c.databaseSync };
+  const c = loadConfig(env, flags, ["databaseUrl", "databasePoolSize", "databaseSync"]);
+  return { url: c.databaseUrl, poolSize: c.databasePoolSize, sync: c.databaseSync };
 }

@@ -51,7 +51,7 @@ describe("POST .../log-view", () => {
   test("no raw IP is kept for views: the dedupe key is a salted hash", async () => {
     const { key, path, w } = await waitlist();
     await s.request("POST", `${path}/log-view`, { key, headers: { "user-agent": "Hashed UA" } });
-    const db = await openDatabase({ url: s.dbUrl, authToken: null });
+    const db = await openDatabase({ url: s.dbUrl });
     try {
       const rows = await db.all<{ visitor: string }>(sql`SELECT d.visitor FROM view_dedupe d JOIN waitlists w ON w.id = d.waitlist_id WHERE w.key = ${w.key}`);
       expect(rows.length).toBe(1);

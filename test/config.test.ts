@@ -28,7 +28,7 @@ describe("loadConfig defaults (DESIGN §3 table)", () => {
       port: 3000,
       host: "0.0.0.0",
       databaseUrl: "file:./data/waitlist.db",
-      databaseAuthToken: null,
+      databasePoolSize: 10,
       databaseSync: "full",
       baseUrl: "http://localhost:3000",
       trustProxy: false,
@@ -64,8 +64,8 @@ describe("loadConfig reads the environment", () => {
     const env = {
       PORT: "8080",
       HOST: "127.0.0.1",
-      DATABASE_URL: "libsql://db.example.com",
-      DATABASE_AUTH_TOKEN: "secret-token",
+      DATABASE_URL: "postgres://waitlist:pw@db.example.com:5432/waitlist?sslmode=require",
+      DATABASE_POOL_SIZE: "20",
       DATABASE_SYNC: "normal",
       BASE_URL: "https://wl.example.com",
       TRUST_PROXY: "true",
@@ -85,8 +85,8 @@ describe("loadConfig reads the environment", () => {
     expect(loadConfig(env)).toEqual({
       port: 8080,
       host: "127.0.0.1",
-      databaseUrl: "libsql://db.example.com",
-      databaseAuthToken: "secret-token",
+      databaseUrl: "postgres://waitlist:pw@db.example.com:5432/waitlist?sslmode=require",
+      databasePoolSize: 20,
       databaseSync: "normal",
       baseUrl: "https://wl.example.com",
       trustProxy: true,
@@ -105,10 +105,11 @@ describe("loadConfig reads the environment", () => {
     });
   });
 
-  test("DATABASE_URL accepts file:, http(s):// and libsql:// URLs; SMTP_URL accepts smtps://", () => {
-    for (const url of ["file:/tmp/x.db", "http://127.0.0.1:8080", "https://db.example.com", "libsql://db.example.com"]) {
+  test("DATABASE_URL accepts file:, postgres:// and postgresql:// URLs, and no libSQL server; SMTP_URL accepts smtps://", () => {
+    for (const url of ["file:/tmp/x.db", "postgres://u:p@127.0.0.1:5432/w", "postgresql://db.example.com/w?sslmode=require"]) {
       expect(loadConfig({ DATABASE_URL: url }).databaseUrl).toBe(url);
     }
+    for (const url of ["libsql://db.example.com", "http://127.0.0.1:8080"]) expect(() => loadConfig({ DATABASE_URL: url })).toThrow("scheme must be one of file:, postgres:, postgresql:");
     expect(loadConfig({ SMTP_URL: "smtps://u:p@mail.example.com:465" }).smtpUrl).toBe("smtps://u:p@mail.example.com:465");
   });
 });
@@ -133,6 +134,7 @@ describe("a bad value throws ConfigError naming the variable or flag", () => {
     ["RATE_LIMITS", "maybe"],
     ["LOG_LEVEL", "loud"],
     ["DATABASE_URL", "notaurl"],
+    ["DATABASE_POOL_SIZE", "0"],
     ["BASE_URL", "ftp://x"],
     ["AI_TIMEOUT_MS", "0"],
     ["SMTP_URL", "http://x"],

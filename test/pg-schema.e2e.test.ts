@@ -29,7 +29,7 @@ async function pgEngine(): Promise<Exec> {
 
 async function sqliteEngine(): Promise<Exec> {
   const dir = mkdtempSync(join(tmpdir(), "waitlist-parity-"));
-  const db = await openDatabase({ url: `file:${join(dir, "t.db")}`, authToken: null });
+  const db = await openDatabase({ url: `file:${join(dir, "t.db")}` });
   cleanups.push(() => {
     db.$client.close();
     rmSync(dir, { recursive: true, force: true });

@@ -74,8 +74,9 @@ describe("start-up errors: one line, exit 2, nothing created", () => {
     const probe = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response() });
     const port = probe.port;
     probe.stop(true);
-    const r = await serve({ DATABASE_URL: `http://127.0.0.1:${port}` });
-    oneLine(r, `cannot reach the database server at http://127.0.0.1:${port}`);
+    const r = await serve({ DATABASE_URL: `postgres://waitlist:secret@127.0.0.1:${port}/waitlist` });
+    // the password never reaches the message
+    oneLine(r, `cannot reach the database server at postgres://127.0.0.1:${port}/waitlist`);
   });
 
   test("a corrupt database file is refused and left exactly as it was", async () => {

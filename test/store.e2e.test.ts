@@ -20,7 +20,7 @@ afterAll(async () => {
 const engines: Record<string, () => Promise<Store>> = {
   sqlite: async () => {
     const dir = mkdtempSync(join(tmpdir(), "waitlist-store-"));
-    const db = await openDatabase({ url: `file:${join(dir, "t.db")}`, authToken: null });
+    const db = await openDatabase({ url: `file:${join(dir, "t.db")}` });
     cleanups.push(() => {
       db.$client.close();
       rmSync(dir, { recursive: true, force: true });

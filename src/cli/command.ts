@@ -48,7 +48,7 @@ export class CommandError extends Error {
 
 export const JSON_FLAG: Flag = { name: "json", help: "print one JSON object on stdout (errors too)" };
 export const DB_FLAG: Flag = { name: "db", value: "URL", help: "the database (also DATABASE_URL)", fallback: "file:./data/waitlist.db" };
-const COMMON: Flag[] = [DB_FLAG, { name: "database-url", value: "URL", help: "same as --db" }, { name: "database-auth-token", value: "TOKEN", help: "token of a libSQL server (also DATABASE_AUTH_TOKEN)" }, JSON_FLAG];
+const COMMON: Flag[] = [DB_FLAG, { name: "database-url", value: "URL", help: "same as --db" }, { name: "database-pool-size", value: "N", help: "PostgreSQL connections (also DATABASE_POOL_SIZE)" }, JSON_FLAG];
 
 /** Every flag a command accepts: its own, then the shared ones. */
 export const flagsOf = (cmd: Command): Flag[] => [...cmd.flags, ...COMMON.filter((c) => !cmd.flags.some((f) => f.name === c.name))];

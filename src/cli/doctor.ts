@@ -38,7 +38,7 @@ async function databaseChecks(config: Config, checks: Check[]): Promise<Client |
     checks.push({ name: "database", status: "fail", message: `${resolve(path)} does not exist (serve creates it at its first start)` });
     return null;
   }
-  const client = createClient({ url: config.databaseUrl, authToken: config.databaseAuthToken ?? undefined, timeout: 2_000 });
+  const client = createClient({ url: config.databaseUrl, timeout: 2_000 });
   try {
     if (path) accessSync(dirname(path), constants.W_OK);
     // taking the write lock and letting go proves the file is writable without changing it

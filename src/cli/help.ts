@@ -5,7 +5,7 @@ const flagUsage = (f: Flag) => (f.value ? `--${f.name} ${f.value}` : `--${f.name
 
 /** `waitlist account create --username NAME [--plan P] [--db URL] [--json]` */
 export function usageLine(cmd: Command, common = true): string {
-  const flags = common ? flagsOf(cmd).filter((f) => f.name !== "database-url" && f.name !== "database-auth-token") : cmd.flags;
+  const flags = common ? flagsOf(cmd).filter((f) => f.name !== "database-url" && f.name !== "database-pool-size") : cmd.flags;
   const parts = flags.map((f) => (cmd.required.includes(f.name) ? flagUsage(f) : `[${flagUsage(f)}]`));
   return ["usage: waitlist", cmd.name, ...parts].join(" ");
 }

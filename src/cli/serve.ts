@@ -27,8 +27,8 @@ export const IDLE_TIMEOUT_S = 10;
 const SETTING_HELP: Record<string, string> = {
   PORT: "listen port (0: any free port)",
   HOST: "listen address",
-  DATABASE_URL: "file: (embedded libSQL) or a libSQL server URL",
-  DATABASE_AUTH_TOKEN: "token of a libSQL server",
+  DATABASE_URL: "file: (embedded libSQL) or postgres:// (PostgreSQL 14+)",
+  DATABASE_POOL_SIZE: "PostgreSQL connections per instance",
   DATABASE_SYNC: "full (survives power loss) or normal (survives a crash)",
   BASE_URL: "public origin used in every URL the service returns (default http://localhost:$PORT)",
   TRUST_PROXY: "honour X-Forwarded-For from a reverse proxy",
@@ -69,7 +69,7 @@ function listenFailure(err: unknown, host: string, port: number): CommandError |
 export async function serve(flags: Map<string, string>, env: Record<string, string | undefined>): Promise<void> {
   const config = loadConfig(env, flags);
   const log = createLogger(config.logLevel);
-  const db: Db = await openDatabase({ url: config.databaseUrl, authToken: config.databaseAuthToken, sync: config.databaseSync });
+  const db: Db = await openDatabase({ url: config.databaseUrl, poolSize: config.databasePoolSize, sync: config.databaseSync });
   const dispatcher = createDispatcher({ db, config, log });
   const app = buildApp({ config, db, log, dispatcher });
   let presence: ReturnType<typeof announceInstance> | undefined;

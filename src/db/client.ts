@@ -4,19 +4,17 @@ import { dirname, resolve } from "node:path";
 import { createClient, type Client, type InStatement } from "@libsql/client";
 import { SQL as DrizzleSQL, StringChunk, type SQL } from "drizzle-orm";
 import { createGroupWriter, type GroupWriter } from "./group-commit";
-import { drizzle, type LibSQLDatabase } from "drizzle-orm/libsql";
+import { drizzle } from "drizzle-orm/libsql";
+import type { Db } from "./db";
+import { sqliteDialect } from "./dialect";
+import { isPgUrl, openPgDb } from "./pg";
+import { sqliteStore } from "./sqlite-store";
 import { migrations } from "./migrations.gen";
+import { sequentialWrite } from "./db";
 import * as schema from "./schema";
 import { cacheStatements } from "./statement-cache";
 
-export type Db = LibSQLDatabase<typeof schema> & {
-  $client: Client;
-  $writer: GroupWriter;
-  /** The embedded database's file, or null for a server. */
-  $path: string | null;
-  /** Folders and files that did not exist before this process opened the database. */
-  $created: string[];
-};
+export type { Db } from "./db";
 
 const UNUSUAL = Symbol("unusual chunk");
 
@@ -51,7 +49,8 @@ export const toStatement = (db: Db, query: SQL): InStatement => {
 
 export interface DbSettings {
   url: string;
-  authToken: string | null;
+  /** PostgreSQL connections. */
+  poolSize?: number;
   sync?: "full" | "normal";
 }
 
@@ -77,7 +76,7 @@ export function databasePath(url: string): string | null {
 }
 
 /** A URL fit for a message: no user, password or query (which may carry a token). */
-const displayUrl = (url: string) => url.replace(/\/\/[^@/]*@/, "//").replace(/\?.*$/, "");
+export const displayUrl = (url: string) => url.replace(/\/\/[^@/]*@/, "//").replace(/\?.*$/, "");
 
 /**
  * The database file, its WAL and index, and the folders above it, when the file does not exist yet: removed again
@@ -108,7 +107,8 @@ function removePaths(paths: string[]): void {
   }
 }
 
-export async function openDatabase(settings: DbSettings): Promise<Db> {
+export async function openDatabase(settings: DbSettings & { statementTimeoutMs?: number }): Promise<Db> {
+  if (isPgUrl(settings.url)) return openPgDb({ url: settings.url, poolSize: settings.poolSize ?? 10, statementTimeoutMs: settings.statementTimeoutMs ?? 30_000 });
   const path = databasePath(settings.url);
   const isFile = settings.url.startsWith("file:");
   const created = path ? missingPaths(path) : [];
@@ -119,7 +119,7 @@ export async function openDatabase(settings: DbSettings): Promise<Db> {
       // the data folder holds every subscriber's email: the service's user alone reads it
       if (path) mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
     }
-    client = createClient({ url: settings.url, authToken: settings.authToken ?? undefined, timeout: BUSY_TIMEOUT_MS });
+    client = createClient({ url: settings.url, timeout: BUSY_TIMEOUT_MS });
     if (isFile) {
       // WAL lets the CLI and several instances share one file; busy_timeout (set per connection by the
       // driver's `timeout`) waits out writers instead of failing; synchronous FULL (the default): an acknowledged
@@ -140,7 +140,13 @@ export async function openDatabase(settings: DbSettings): Promise<Db> {
   db.$writer = createGroupWriter(client);
   db.$path = path;
   db.$created = created;
-  return db;
+  const opened = client;
+  return Object.assign(db, sqliteStore(db), {
+    t: schema,
+    close: async () => opened.close(),
+    // IMMEDIATE: the write lock is taken at the start, so what the transaction reads stays true until it commits
+    tx: <T>(fn: (tx: Db) => Promise<T>) => db.transaction((raw) => fn(sqliteTx(raw as unknown as Db, db)), { behavior: "immediate" }),
+  });
 }
 
 function explainOpenFailure(err: unknown, url: string, path: string | null): unknown {
@@ -193,4 +199,25 @@ async function applyMigrations(client: Client, isFile: boolean): Promise<void> {
   }
   // databases migrated before the version was recorded
   if (isFile && Number((await client.execute("PRAGMA user_version")).rows[0]?.[0] ?? 0) < SCHEMA_VERSION) await client.execute(`PRAGMA user_version = ${SCHEMA_VERSION}`);
+}
+
+/** A libSQL transaction dressed as a Db: its statements run in order on the transaction (no group commit). */
+function sqliteTx(raw: Db, db: Db): Db {
+  const exec = async (q: SQL) => {
+    const r = await (raw as any).run(q);
+    return { rows: r.rows as any[], changed: Math.max(r.rowsAffected, r.rows.length) };
+  };
+  return Object.assign(raw, {
+    d: sqliteDialect,
+    t: schema,
+    rows: async <T>(q: SQL) => (await exec(q)).rows as T[],
+    exec: async (q: SQL) => ({ changed: (await exec(q)).changed }),
+    write: sequentialWrite((q) => exec(q)),
+    tx: <T>(fn: (tx: Db) => Promise<T>) => fn(raw),
+    close: db.close,
+    $client: db.$client,
+    $writer: db.$writer,
+    $path: db.$path,
+    $created: db.$created,
+  }) as Db;
 }

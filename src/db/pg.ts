@@ -3,10 +3,17 @@
 // serialization failure or deadlock.
 import { fillPlaceholders, type SQL } from "drizzle-orm";
 import { PgDialect } from "drizzle-orm/pg-core";
+import { drizzle } from "drizzle-orm/postgres-js";
 import postgres, { type Sql } from "postgres";
+import { DatabaseOpenError, displayUrl } from "./client";
+import { sequentialWrite, type Db } from "./db";
 import { pgDialect } from "./dialect";
 import { applyPgMigrations } from "./pg-migrate";
+import * as schema from "./schema";
+import * as pgSchema from "./schema.pg";
 import type { Row, Store } from "./store";
+
+export const isPgUrl = (url: string) => /^postgres(ql)?:\/\//i.test(url);
 
 export interface PgSettings {
   url: string;
@@ -19,8 +26,15 @@ const RETRIES = 5;
 const toNumber = (v: string) => Number(v);
 
 export async function openPg(settings: PgSettings): Promise<{ client: Sql; store: Store }> {
-  const client = postgres(settings.url, {
+  const client = pgClient(settings);
+  await applyPgMigrations(client);
+  return { client, store: pgStore(client) };
+}
+
+function pgClient(settings: PgSettings): Sql {
+  return postgres(settings.url, {
     max: settings.poolSize,
+    connect_timeout: 10,
     onnotice: () => {},
     connection: { statement_timeout: settings.statementTimeoutMs, application_name: "waitlist" },
     types: {
@@ -28,18 +42,80 @@ export async function openPg(settings: PgSettings): Promise<{ client: Sql; store
       numeric: { to: 1700, from: [1700], serialize: String, parse: toNumber },
     } as any,
   });
-  await applyPgMigrations(client);
-  return { client, store: pgStore(client) };
+}
+
+/** The engine's tables under the SQLite module's names and types (the constants come along from schema.ts). */
+const tables = { ...schema, ...pgSchema } as unknown as typeof schema;
+
+/** PostgreSQL as the services' Db: the builder over the pg-core tables, the Store, retried transactions. */
+export async function openPgDb(settings: PgSettings): Promise<Db> {
+  const client = pgClient(settings);
+  try {
+    await applyPgMigrations(client);
+  } catch (err) {
+    await client.end({ timeout: 1 }).catch(() => {});
+    throw explainPgFailure(err, settings.url);
+  }
+  const db = drizzle(client, { schema: pgSchema });
+  return Object.assign(db, pgStore(client), {
+    t: tables,
+    close: () => client.end({ timeout: 5 }),
+    tx: <T>(fn: (tx: Db) => Promise<T>) =>
+      retried(() => db.transaction((raw) => fn(pgTx(raw, (raw as any).session.client as Sql)))),
+    $path: null,
+    $created: [],
+  }) as unknown as Db;
+}
+
+/** Why PostgreSQL could not be used, as one line an operator can act on (DESIGN §3). */
+function explainPgFailure(err: unknown, url: string): unknown {
+  const e = err as { code?: string; message?: string };
+  const why = String(e?.message ?? err).split("\n")[0];
+  if (e?.code === "28P01" || e?.code === "28000") return new DatabaseOpenError("database_unreachable", `PostgreSQL at ${displayUrl(url)} refused the login: ${why}`);
+  if (e?.code === "3D000") return new DatabaseOpenError("database_unreachable", `PostgreSQL at ${displayUrl(url)} has no such database: ${why}`);
+  if (!e?.code || /^(ECONN|ENOTFOUND|EAI_|ETIMEDOUT|CONNECT_TIMEOUT|EHOSTUNREACH|ENETUNREACH)/.test(e.code) || e.code.startsWith("08")) {
+    return new DatabaseOpenError("database_unreachable", `cannot reach the database server at ${displayUrl(url)}: ${why}`);
+  }
+  return err;
+}
+
+/** A drizzle transaction dressed as a Db: statements run in order on its connection. */
+function pgTx(raw: object, conn: Sql): Db {
+  const run = async (q: SQL, prev = 0) => {
+    const r = await exec(conn, q, prev);
+    return { rows: [...r] as Row[], changed: changedOf(r) };
+  };
+  const tx: Db = Object.assign(raw, {
+    d: pgDialect,
+    t: tables,
+    rows: async <T>(q: SQL) => (await run(q)).rows as T[],
+    exec: async (q: SQL) => ({ changed: (await run(q)).changed }),
+    write: sequentialWrite(run),
+    tx: <T>(fn: (inner: Db) => Promise<T>) => fn(tx),
+  }) as unknown as Db;
+  return tx;
+}
+
+async function retried<T>(fn: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await fn();
+    } catch (err) {
+      if (attempt >= RETRIES || !pgDialect.isRetryable(err)) throw err;
+      await Bun.sleep(Math.random() * 10 * attempt);
+    }
+  }
 }
 
 const render = new PgDialect();
 
+const exec = async (db: Sql, query: SQL, prev = 0) => {
+  const { sql: text, params } = render.sqlToQuery(query);
+  return db.unsafe(text, fillPlaceholders(params, { prev_changed: prev }) as any[]);
+};
+const changedOf = (r: { count: number; length: number }) => Math.max(r.count ?? 0, r.length);
+
 export function pgStore(client: Sql): Store {
-  const exec = async (db: Sql, query: SQL, prev = 0) => {
-    const { sql: text, params } = render.sqlToQuery(query);
-    return db.unsafe(text, fillPlaceholders(params, { prev_changed: prev }) as any[]);
-  };
-  const changedOf = (r: { count: number; length: number }) => Math.max(r.count ?? 0, r.length);
   return {
     d: pgDialect,
     async rows<T>(query: SQL) {
@@ -48,24 +124,15 @@ export function pgStore(client: Sql): Store {
     async exec(query: SQL) {
       return { changed: changedOf(await exec(client, query)) };
     },
-    async write(queries: SQL[]) {
-      for (let attempt = 1; ; attempt++) {
-        try {
-          return (await client.begin(async (tx) => {
-            const out: Row[][] = [];
-            let prev = 0;
-            for (const q of queries) {
+    write: (queries: SQL[]) =>
+      retried(
+        () =>
+          client.begin((tx) =>
+            sequentialWrite(async (q, prev) => {
               const r = await exec(tx as unknown as Sql, q, prev);
-              prev = changedOf(r);
-              out.push([...r] as Row[]);
-            }
-            return out;
-          })) as Row[][];
-        } catch (err) {
-          if (attempt >= RETRIES || !pgDialect.isRetryable(err)) throw err;
-          await Bun.sleep(Math.random() * 10 * attempt);
-        }
-      }
-    },
+              return { rows: [...r] as Row[], changed: changedOf(r) };
+            })(queries),
+          ) as Promise<Row[][]>,
+      ),
   };
 }

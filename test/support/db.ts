@@ -6,7 +6,7 @@ import { onCleanup, removeDir, tempDir } from "./cleanup";
 
 export async function scratchDatabase(): Promise<{ db: Db; close: () => void }> {
   const dir = tempDir("waitlist-db-");
-  const db = await openDatabase({ url: `file:${join(dir, "scratch.db")}`, authToken: null });
+  const db = await openDatabase({ url: `file:${join(dir, "scratch.db")}` });
   // a test that never calls close() still gets its connection closed at the end of the run (the folder too)
   const unregister = onCleanup(() => db.$client.close());
   await db.run(sql`INSERT INTO accounts (id, username, plan, ai_credits, created_at) VALUES ('a', 'a', 'business', 0, 0)`);
