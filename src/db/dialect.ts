@@ -16,11 +16,18 @@ export interface Dialect {
   indexHint(name: string): SQL;
   /** A FROM item `j` with one text column `value`, a row per element. */
   jsonTextArray(values: string[]): SQL;
+  /** A JSON array (as text, `[]` when empty) of one object per row, `{key: value}` from `fields`, in `orderBy` order. */
+  jsonObjects(fields: Record<string, SQL>, orderBy: SQL): SQL;
+  /** The larger of two values (SQLite's two-argument max). */
+  greatest(a: SQL, b: SQL): SQL;
   /** What a unique-constraint failure is about, spelled as SQLite spells it ("waitlists.slug"); null for other errors. */
   uniqueKey(err: unknown): string | null;
   /** A busy database, serialization failure or deadlock: the whole transaction may run again. */
   isRetryable(err: unknown): boolean;
 }
+
+/** `'key', value, ...` for json_object / json_build_object; keys are our own identifiers, never input. */
+const pairs = (fields: Record<string, SQL>) => sql.join(Object.entries(fields).map(([k, v]) => sql`${sql.raw(`'${k}'`)}, ${v}`), sql`, `);
 
 const messageOf = (err: unknown) => String((err as any)?.message ?? "") + " " + String((err as any)?.cause?.message ?? "");
 
@@ -31,6 +38,8 @@ export const sqliteDialect: Dialect = {
   prevChanged: sql`changes()`,
   indexHint: (name) => sql.raw(`INDEXED BY ${name}`),
   jsonTextArray: (values) => sql`json_each(${JSON.stringify(values)}) AS j`,
+  jsonObjects: (fields, orderBy) => sql`json_group_array(json_object(${pairs(fields)}) ORDER BY ${orderBy})`,
+  greatest: (a, b) => sql`max(${a}, ${b})`,
   uniqueKey(err) {
     const m = /UNIQUE constraint failed: (index '[^']+'|[\w.]+(?:, [\w.]+)*)/.exec(messageOf(err));
     return m ? m[1] : null;
@@ -64,6 +73,8 @@ export const pgDialect: Dialect = {
   indexHint: () => sql``,
   // the text cast first: the driver would otherwise send the JSON text as one JSON string
   jsonTextArray: (values) => sql`jsonb_array_elements_text(${JSON.stringify(values)}::text::jsonb) AS j(value)`,
+  jsonObjects: (fields, orderBy) => sql`coalesce(json_agg(json_build_object(${pairs(fields)}) ORDER BY ${orderBy}), '[]'::json)::text`,
+  greatest: (a, b) => sql`greatest(${a}, ${b})`,
   uniqueKey(err) {
     const e = err as any;
     if (e?.code !== "23505") return null;

@@ -3,20 +3,23 @@ import { join } from "node:path";
 import { sql } from "drizzle-orm";
 import { openDatabase, type Db } from "../../src/db/client";
 import { onCleanup, removeDir, tempDir } from "./cleanup";
+import { scratchPgUrl } from "./pg";
+import { engine } from "./server";
 
-export async function scratchDatabase(): Promise<{ db: Db; close: () => void }> {
+/** On the suites' engine (TEST_ENGINE): an embedded file, or a fresh PostgreSQL database. */
+export async function scratchDatabase(): Promise<{ db: Db; close: () => Promise<void> }> {
   const dir = tempDir("waitlist-db-");
-  const db = await openDatabase({ url: `file:${join(dir, "scratch.db")}` });
+  const db = await openDatabase({ url: engine === "pg" ? await scratchPgUrl() : `file:${join(dir, "scratch.db")}`, poolSize: 4 });
   // a test that never calls close() still gets its connection closed at the end of the run (the folder too)
-  const unregister = onCleanup(() => db.$client.close());
-  await db.run(sql`INSERT INTO accounts (id, username, plan, ai_credits, created_at) VALUES ('a', 'a', 'business', 0, 0)`);
-  await db.run(sql`INSERT INTO waitlists (id, account_id, key, slug, name, welcome_subject, welcome_body, confirmation_subject, confirmation_body, signing_secret, created_at, updated_at)
+  const unregister = onCleanup(() => db.close());
+  await db.exec(sql`INSERT INTO accounts (id, username, plan, ai_credits, created_at) VALUES ('a', 'a', 'business', 0, 0)`);
+  await db.exec(sql`INSERT INTO waitlists (id, account_id, key, slug, name, welcome_subject, welcome_body, confirmation_subject, confirmation_body, signing_secret, created_at, updated_at)
     VALUES ('w', 'a', 'k', 's', 'n', '', '', '', '', '', 0, 0)`);
   return {
     db,
-    close: () => {
+    close: async () => {
       unregister();
-      db.$client.close();
+      await db.close();
       removeDir(dir);
     },
   };

@@ -2,6 +2,10 @@
 // Every process and folder it makes is registered in ./cleanup (removed at the end of the run at the latest).
 import { dirname, join } from "node:path";
 import { removeDir, tempDir, terminate, track } from "./cleanup";
+import { scratchPgUrl } from "./pg";
+
+/** The engine the suites run on: `sqlite` (embedded libSQL, the default) or `pg` (TEST_ENGINE=pg). */
+export const engine: "sqlite" | "pg" = process.env.TEST_ENGINE === "pg" ? "pg" : "sqlite";
 
 const ROOT = join(import.meta.dir, "..", "..");
 const MAIN = join(ROOT, "src", "main.ts");
@@ -53,7 +57,8 @@ export async function runCli(args: string[], env: Record<string, string> = {}, b
 
 export async function startServer(opts: { env?: Record<string, string>; args?: string[]; dbUrl?: string; bin?: string } = {}): Promise<TestServer> {
   const dir = tempDir("waitlist-test-");
-  const dbUrl = opts.dbUrl ?? `file:${join(dir, "data", "waitlist.db")}`;
+  // TEST_ENGINE=pg runs the same suites on PostgreSQL (issue 18): a fresh database on the run's server
+  const dbUrl = opts.dbUrl ?? (engine === "pg" ? await scratchPgUrl() : `file:${join(dir, "data", "waitlist.db")}`);
   const command = opts.bin ? [opts.bin] : [process.execPath, MAIN];
   const proc = track(Bun.spawn([...command, "serve", "--port", "0", "--host", "127.0.0.1", "--db", dbUrl, ...(opts.args ?? [])], {
     cwd: opts.bin ? dirname(opts.bin) : ROOT,
