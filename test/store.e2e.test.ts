@@ -87,6 +87,13 @@ for (const [engine, open] of Object.entries(engines)) {
       expect(marked).toEqual([{ value: "1" }]);
       const values = await s.rows<{ value: string }>(sql`SELECT j.value FROM ${s.d.jsonTextArray(["a", "b", "c"])} ORDER BY j.value`);
       expect(values.map((v) => v.value)).toEqual(["a", "b", "c"]);
+      const [agg] = await s.rows<{ list: string; none: string; top: number }>(sql`SELECT
+        (SELECT ${s.d.jsonObjects({ v: sql`j.value`, n: sql`length(j.value)` }, sql`j.value DESC`)} FROM ${s.d.jsonTextArray(["x", "yy"])}) AS list,
+        (SELECT ${s.d.jsonObjects({ v: sql`j.value` }, sql`j.value`)} FROM ${s.d.jsonTextArray([])}) AS none,
+        ${s.d.greatest(sql`${3}`, sql`${7}`)} AS top`);
+      expect(JSON.parse(agg.list)).toEqual([{ v: "yy", n: 2 }, { v: "x", n: 1 }]);
+      expect(JSON.parse(agg.none)).toEqual([]);
+      expect(Number(agg.top)).toBe(7);
     });
 
     test("sign-ups written at the same moment take distinct confirmation numbers (the waitlist row is locked first)", async () => {
