@@ -1,5 +1,6 @@
 // Composition root: the ordered router set-up (errors, request log, auth, features, docs) in one place.
 import { Elysia, t } from "elysia";
+import { sql } from "drizzle-orm";
 import type { Config } from "./config";
 import type { Db } from "./db/client";
 import type { Logger } from "./log";
@@ -28,6 +29,23 @@ export interface AppDeps {
   dispatcher: Dispatcher;
 }
 
+/** A health check that takes longer than this reports the database unavailable (a PostgreSQL server that stopped answering). */
+export const HEALTH_TIMEOUT_MS = 3_000;
+
+/**
+ * A read of a table, so a read transaction starts on the embedded file and a PostgreSQL connection is used (a bare
+ * `SELECT 1` is answered by SQLite without opening the database). Rejects after HEALTH_TIMEOUT_MS.
+ */
+async function databaseAnswers(db: Db): Promise<void> {
+  let timer: Timer | undefined;
+  const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error("health check timed out")), HEALTH_TIMEOUT_MS)));
+  try {
+    await Promise.race([db.rows(sql`SELECT 1 AS ok FROM meta LIMIT 1`), timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 export function buildApp(deps: AppDeps) {
   const { db, config } = deps;
   const api = apiGuard(deps);
@@ -42,7 +60,7 @@ export function buildApp(deps: AppDeps) {
       "/healthz",
       async ({ set }) => {
         try {
-          await db.$client.execute("SELECT 1");
+          await databaseAnswers(db);
           return { status: "ok" };
         } catch {
           set.status = 503;

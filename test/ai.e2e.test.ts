@@ -5,7 +5,8 @@ import type { Browser } from "playwright-core";
 import { startServer, until, type TestServer } from "./support/server";
 import { startFakeModel, type FakeModel } from "./support/peers";
 import { browserTest, launchBrowser } from "./support/browser";
-import { createClient } from "@libsql/client";
+import { sql } from "drizzle-orm";
+import { openDatabase } from "../src/db/client";
 
 let s: TestServer;
 let model: FakeModel;
@@ -248,11 +249,11 @@ describe("a published page and its draft (issue 16: generate changes only the dr
     model.next({ kind: "json", page: goodPage(w) }, { kind: "json", page: versionTwo(w) });
     await s.request("POST", `${path}/generate`, { key, body: { prompt: "v1" } });
     await s.request("POST", `${path}/publish`, { key });
-    const db = createClient({ url: s.dbUrl, timeout: 5_000 });
+    const db = await openDatabase({ url: s.dbUrl });
     try {
-      await db.execute({ sql: "UPDATE landing_pages SET published_snapshot = NULL, version = version + 1 WHERE waitlist_id = (SELECT id FROM waitlists WHERE key = ?)", args: [w.key] });
+      await db.exec(sql`UPDATE landing_pages SET published_snapshot = NULL, version = version + 1 WHERE waitlist_id = (SELECT id FROM waitlists WHERE key = ${w.key})`);
     } finally {
-      db.close();
+      await db.close();
     }
     expect((await hosted(w.slug)).html).toContain("Fly with Rocket");
     expect((await s.request("POST", `${path}/generate`, { key, body: { prompt: "v2", is_edit: true } })).status).toBe(200);

@@ -1,7 +1,8 @@
 // spec: Authentication, Account view, Errors, Limits; DESIGN §3 (plans) and §5; decisions "Keys, plans and limits". Over real HTTP.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
-import { createClient } from "@libsql/client";
+import { sql } from "drizzle-orm";
+import { openDatabase } from "../src/db/client";
 import { startServer, type Response, type TestServer } from "./support/server";
 import { inOneWindow } from "./support/windows";
 
@@ -129,23 +130,23 @@ describe("account keys", () => {
     const k = await newAccountKey(a.key);
     const wl = await createWaitlist(a.key);
     const wlKey = await newWaitlistKey(a.key, wl.key);
-    const db = createClient({ url: s.dbUrl, timeout: 5_000 });
+    const db = await openDatabase({ url: s.dbUrl });
     try {
-      const rows = (await db.execute("SELECT * FROM api_keys")).rows;
+      const rows = await db.rows(sql`SELECT * FROM api_keys`);
       expect(rows.length).toBeGreaterThanOrEqual(3);
       for (const row of rows) {
         for (const value of Object.values(row)) {
           for (const plain of [a.key, k.api_key, wlKey]) expect(String(value)).not.toContain(plain);
         }
       }
-      const stored = (await db.execute({ sql: "SELECT hash FROM api_keys WHERE id = ?", args: [k.id] })).rows;
+      const stored = await db.rows<{ hash: string }>(sql`SELECT hash FROM api_keys WHERE id = ${k.id}`);
       expect(stored.length).toBe(1);
       expect(stored[0].hash).toBe(sha256(k.api_key));
-      const byHash = (plain: string) => db.execute({ sql: "SELECT id FROM api_keys WHERE hash = ?", args: [sha256(plain)] });
-      expect((await byHash(a.key)).rows.length).toBe(1);
-      expect((await byHash(wlKey)).rows.length).toBe(1);
+      const byHash = (plain: string) => db.rows(sql`SELECT id FROM api_keys WHERE hash = ${sha256(plain)}`);
+      expect((await byHash(a.key)).length).toBe(1);
+      expect((await byHash(wlKey)).length).toBe(1);
     } finally {
-      db.close();
+      await db.close();
     }
   });
 });

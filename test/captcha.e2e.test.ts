@@ -3,7 +3,8 @@
 // process solves each challenge with altcha-lib, as the widget does in a browser.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createHmac } from "node:crypto";
-import { createClient } from "@libsql/client";
+import { sql } from "drizzle-orm";
+import { openDatabase } from "../src/db/client";
 import { createChallenge, solveChallenge, type Challenge } from "altcha-lib";
 import { deriveKey } from "altcha-lib/algorithms/pbkdf2";
 import { startServer, type TestServer } from "./support/server";
@@ -156,9 +157,9 @@ describe('POST /s/{waitlistKey} with captcha "altcha"', () => {
     const { w, total } = await waitlist();
     await solved(s, w.key); // the server has made its secret by now
     // a challenge as the server would have issued it 11 minutes ago: same secret (read from the database), expired
-    const client = createClient({ url: s.dbUrl, timeout: 5_000 });
-    const secret = String((await client.execute("SELECT value FROM meta WHERE key = 'altcha_hmac_secret'")).rows[0].value);
-    client.close();
+    const db = await openDatabase({ url: s.dbUrl });
+    const [{ value: secret }] = await db.rows<{ value: string }>(sql`SELECT value FROM meta WHERE key = 'altcha_hmac_secret'`);
+    await db.close();
     const old = await createChallenge({
       algorithm: "PBKDF2/SHA-256",
       cost: 1_000,

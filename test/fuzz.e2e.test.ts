@@ -4,11 +4,12 @@
 // words, always the spec's error shapes, and a 4xx changes nothing in the database.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import fc from "fast-check";
-import { createClient, type Client } from "@libsql/client";
+import { sql } from "drizzle-orm";
+import { openDatabase, type Db } from "../src/db/client";
 import { startServer, type TestServer } from "./support/server";
 
 let s: TestServer;
-let db: Client;
+let db: Db;
 let key: string;
 let waitlistKey: string;
 let email: string;
@@ -16,7 +17,7 @@ let tagId: string;
 let operations: { method: string; path: string }[];
 beforeAll(async () => {
   s = await startServer({ env: { RATE_LIMITS: "off" } });
-  db = createClient({ url: s.dbUrl, timeout: 5_000 });
+  db = await openDatabase({ url: s.dbUrl });
   key = (await s.account("business")).key;
   const w = (await s.request("POST", "/api/v1/waitlists", { key, body: { name: "Fuzzed", landing_page: { headline: "Fuzz me" } } })).body.data.waitlist;
   waitlistKey = w.key;
@@ -31,7 +32,7 @@ beforeAll(async () => {
   }
 });
 afterAll(async () => {
-  db.close();
+  await db?.close();
   await s.stop();
 });
 
@@ -54,7 +55,7 @@ const TABLES: [string, string][] = [
 async function dump(): Promise<string> {
   const parts: string[] = [];
   for (const [table, order] of TABLES) {
-    const rows = (await db.execute(`SELECT * FROM ${table} ORDER BY ${order}`)).rows.map((r) => ({ ...r, last_used_at: undefined }));
+    const rows = (await db.rows(sql.raw(`SELECT * FROM ${table} ORDER BY ${order}`))).map((r) => ({ ...r, last_used_at: undefined }));
     parts.push(`${table}:${JSON.stringify(rows, (_k, v) => (typeof v === "bigint" ? String(v) : v))}`);
   }
   return parts.join("\n");

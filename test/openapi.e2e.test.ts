@@ -4,14 +4,15 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createClient, type Client } from "@libsql/client";
+import { sql, type SQL } from "drizzle-orm";
+import { openDatabase, type Db } from "../src/db/client";
 import { startServer, type Response, type TestServer } from "./support/server";
 import { startFakeModel, startReceiver, type Receiver } from "./support/peers";
 import { openApiChecker, recorded, redoclyLint, type OpenApiChecker } from "./support/openapi";
 
 let s: TestServer;
 let receiver: Receiver;
-let db: Client;
+let db: Db;
 let checker: OpenApiChecker;
 const problems: string[] = [];
 let call: TestServer["request"];
@@ -19,19 +20,19 @@ let call: TestServer["request"];
 beforeAll(async () => {
   receiver = startReceiver();
   s = await startServer();
-  db = createClient({ url: s.dbUrl });
+  db = await openDatabase({ url: s.dbUrl });
   checker = openApiChecker((await s.request("GET", "/swagger/json")).body);
   call = recorded(s, checker, problems);
 });
 afterAll(async () => {
-  db?.close();
+  await db?.close();
   receiver?.stop();
   await s?.stop();
 });
 
 const uniq = () => Math.random().toString(36).slice(2, 8);
 const own = () => s.url.replace("127.0.0.1", "localhost");
-const column = async (sql: string, ...args: string[]) => String((await db.execute({ sql, args })).rows[0]?.[0] ?? "");
+const column = async (query: SQL) => String(Object.values((await db.rows(query))[0] ?? {})[0] ?? "");
 
 /** A request `s.request` can't make (multipart, a browser's form post), checked like the others. */
 async function send(method: string, path: string, init: RequestInit): Promise<Response> {
@@ -203,7 +204,7 @@ describe("an end-to-end run conforms to the document", () => {
     expectStatus(invited, 200);
     expectStatus(await call("POST", `${base}/subscribers/invite`, { key, body: {} }), 400);
     const invitedId = invited.body.data.invited[0].id;
-    const token = await column("SELECT invite_token FROM subscribers WHERE id = ?", invitedId);
+    const token = await column(sql`SELECT invite_token FROM subscribers WHERE id = ${invitedId}`);
     expectStatus(await call("GET", `${base}/invites/${token}`, { key }), 200);
     expectStatus(await call("GET", `${base}/invites/nope`, { key }), 404);
     expectStatus(await call("POST", `${base}/subscribers/${encodeURIComponent(emails[4])}/reject`, { key }), 200);
@@ -213,7 +214,7 @@ describe("an end-to-end run conforms to the document", () => {
     expectStatus(await act(`/i/${token}`), 410);
     expectStatus(await call("GET", "/i/not-a-token"), 404);
     expectStatus(await call("PATCH", `${base}/settings`, { key, body: { invite_redirect_url: "https://app.example.com/welcome" } }), 200);
-    const second = await column("SELECT invite_token FROM subscribers WHERE id = ?", invited.body.data.invited[1].id);
+    const second = await column(sql`SELECT invite_token FROM subscribers WHERE id = ${invited.body.data.invited[1].id}`);
     const redirect = await act(`/i/${second}`);
     expectStatus(redirect, 303);
     expect(redirect.headers.get("location")).toStartWith("https://app.example.com/welcome?token=");
@@ -375,7 +376,7 @@ describe("an end-to-end run conforms to the document", () => {
       expectStatus(await call("GET", `/s/${w.key}/challenge`), 200);
       expectStatus(await call("GET", "/s/no-such-waitlist/challenge"), 404);
     }
-    const token = await column("SELECT confirm_token FROM subscribers WHERE email = ?", email);
+    const token = await column(sql`SELECT confirm_token FROM subscribers WHERE email = ${email}`);
     const confirmed = await act(`/confirm/${token}`);
     expectStatus(confirmed, 303);
     expect(confirmed.headers.get("location")).toContain("/t/");

@@ -5,7 +5,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { sql } from "drizzle-orm";
+import { DrizzleQueryError, sql } from "drizzle-orm";
 import { openDatabase } from "../src/db/client";
 import { openPg } from "../src/db/pg";
 import { sqliteStore } from "../src/db/sqlite-store";
@@ -73,6 +73,8 @@ for (const [engine, open] of Object.entries(engines)) {
       const name = await s.exec(sql`INSERT INTO waitlists (id, account_id, key, slug, name, welcome_subject, welcome_body, confirmation_subject, confirmation_body, signing_secret, created_at, updated_at)
         VALUES ('w3', 'a', 'k3', 's3', 'ROCKET', '', '', '', '', '', 0, 0)`).catch((e) => e);
       expect(s.d.uniqueKey(name)).toBe("index 'waitlists_name_nocase_idx'");
+      // the builder wraps the driver's error (DrizzleQueryError, the driver's as its cause)
+      expect(s.d.uniqueKey(new DrizzleQueryError("INSERT INTO waitlists ...", [], slug))).toBe("waitlists.slug");
       expect(s.d.uniqueKey(new Error("something else"))).toBeNull();
     });
 

@@ -1,10 +1,9 @@
 // Accounts and their keys: creation (admin CLI), plans, AI credits, account keys, per-waitlist keys, the account view.
-import { and, count, eq, isNull } from "drizzle-orm";
+import { and, count, eq, isNull, sql } from "drizzle-orm";
 import { now, sha256Hex, token } from "../clock";
 import type { Db } from "../db/client";
-import { accounts, apiKeys, PLANS, waitlists, type PlanId } from "../db/schema";
+import { PLANS, type PlanId } from "../db/schema";
 import { badRequest, conflict, notFound } from "../http/errors";
-import { isUniqueViolation } from "../db/errors";
 import type { Auth } from "../http/api";
 import { planOf } from "./plans";
 
@@ -37,37 +36,41 @@ export async function createAccount(db: Db, input: { username: string; plan: Pla
   const apiKey = newAccountKey();
   const key = { id: `key_${token(20)}`, accountId: account.id, name: checkKeyName(input.label), hash: sha256Hex(apiKey), createdAt: account.createdAt };
   try {
-    await db.batch([db.insert(accounts).values(account), db.insert(apiKeys).values(key)]);
+    await db.write([
+      sql`INSERT INTO accounts (id, username, plan, ai_credits, created_at) VALUES (${account.id}, ${username}, ${account.plan}, ${account.aiCredits}, ${account.createdAt})`,
+      sql`INSERT INTO api_keys (id, account_id, name, hash, created_at) VALUES (${key.id}, ${key.accountId}, ${key.name}, ${key.hash}, ${key.createdAt})`,
+    ]);
   } catch (err) {
-    if (isUniqueViolation(err)) throw conflict(`username "${username}" is taken`);
+    if (db.d.uniqueKey(err) !== null) throw conflict(`username "${username}" is taken`);
     throw err;
   }
   return { account: { id: account.id, username, plan: account.plan }, apiKey, keyId: key.id };
 }
 
 async function accountByUsername(db: Db, username: string) {
-  const account = await db.select().from(accounts).where(eq(accounts.username, username.trim())).get();
+  const { accounts } = db.t;
+  const [account] = await db.select().from(accounts).where(eq(accounts.username, username.trim()));
   if (!account) throw notFound(`no account with username "${username.trim()}"`);
   return account;
 }
 
 export async function setPlan(db: Db, username: string, plan: PlanId) {
   const account = await accountByUsername(db, username);
-  await db.update(accounts).set({ plan }).where(eq(accounts.id, account.id));
+  await db.update(db.t.accounts).set({ plan }).where(eq(db.t.accounts.id, account.id));
   return { id: account.id, username: account.username, plan };
 }
 
 export async function setCredits(db: Db, username: string, credits: number) {
   if (!Number.isInteger(credits) || credits < 0) throw badRequest("credits must be a whole number >= 0");
   const account = await accountByUsername(db, username);
-  await db.update(accounts).set({ aiCredits: credits }).where(eq(accounts.id, account.id));
+  await db.update(db.t.accounts).set({ aiCredits: credits }).where(eq(db.t.accounts.id, account.id));
   return { id: account.id, username: account.username, plan: account.plan, ai_credits: credits };
 }
 
 export async function createAccountKey(db: Db, accountId: string, name: string) {
   const apiKey = newAccountKey();
   const row = { id: `key_${token(20)}`, accountId, name: checkKeyName(name), hash: sha256Hex(apiKey), createdAt: now() };
-  await db.insert(apiKeys).values(row);
+  await db.insert(db.t.apiKeys).values(row);
   return { id: row.id, name: row.name, api_key: apiKey, created_at: row.createdAt };
 }
 
@@ -78,6 +81,7 @@ export async function createAccountKeyFor(db: Db, username: string, name: string
 
 /** Revokes an account or per-waitlist key; `accountId` limits it to that account's keys (HTTP). */
 export async function revokeKey(db: Db, id: string, accountId?: string) {
+  const { apiKeys } = db.t;
   const revoked = await db
     .update(apiKeys)
     .set({ revokedAt: now() })
@@ -87,20 +91,25 @@ export async function revokeKey(db: Db, id: string, accountId?: string) {
   return { id, revoked: true };
 }
 
-/** Creates or regenerates a waitlist's key: the old one stops working in the same transaction. */
+/**
+ * Creates or regenerates a waitlist's key: the old one stops working in the same transaction. The waitlist row is
+ * locked first, so of two concurrent regenerations the second revokes the first's key (PostgreSQL; SQLite has one writer).
+ */
 export async function regenerateWaitlistKey(db: Db, waitlist: { id: string; accountId: string }) {
   const apiKey = newWaitlistKey();
   const at = now();
   const id = `key_${token(20)}`;
-  await db.batch([
-    db.update(apiKeys).set({ revokedAt: at }).where(and(eq(apiKeys.waitlistId, waitlist.id), isNull(apiKeys.revokedAt))),
-    db.insert(apiKeys).values({ id, accountId: waitlist.accountId, waitlistId: waitlist.id, name: "waitlist", hash: sha256Hex(apiKey), createdAt: at }),
+  await db.write([
+    sql`SELECT 1 FROM waitlists WHERE id = ${waitlist.id}${db.d.forUpdate}`,
+    sql`UPDATE api_keys SET revoked_at = ${at} WHERE waitlist_id = ${waitlist.id} AND revoked_at IS NULL`,
+    sql`INSERT INTO api_keys (id, account_id, waitlist_id, name, hash, created_at) VALUES (${id}, ${waitlist.accountId}, ${waitlist.id}, 'waitlist', ${sha256Hex(apiKey)}, ${at})`,
   ]);
   return { id, api_key: apiKey, created_at: at };
 }
 
 export async function regenerateWaitlistKeyFor(db: Db, waitlistRef: string) {
-  const waitlist = await db.select({ id: waitlists.id, accountId: waitlists.accountId }).from(waitlists).where(eq(waitlists.key, waitlistRef.trim())).get();
+  const { waitlists } = db.t;
+  const [waitlist] = await db.select({ id: waitlists.id, accountId: waitlists.accountId }).from(waitlists).where(eq(waitlists.key, waitlistRef.trim()));
   if (!waitlist) throw notFound(`no waitlist with key "${waitlistRef.trim()}"`);
   return regenerateWaitlistKey(db, waitlist);
 }
@@ -108,6 +117,7 @@ export async function regenerateWaitlistKeyFor(db: Db, waitlistRef: string) {
 /** spec: Account view. `last_used_at` is the previous call's time, read before this call's touch. */
 export async function accountView(db: Db, auth: Auth) {
   const plan = planOf(auth.account.plan);
+  const { waitlists } = db.t;
   const [{ owned }] = await db.select({ owned: count() }).from(waitlists).where(eq(waitlists.accountId, auth.account.id));
   return {
     account: { id: auth.account.id, username: auth.account.username },

@@ -4,7 +4,6 @@ import { eq, sql } from "drizzle-orm";
 import { now, token } from "../clock";
 import type { Config } from "../config";
 import type { Db } from "../db/client";
-import { landingPages } from "../db/schema";
 import type { Auth, Waitlist } from "../http/api";
 import { AppError, badRequest, conflict } from "../http/errors";
 import { planOf } from "../account/plans";
@@ -33,16 +32,17 @@ export async function generate(db: Db, config: Config, auth: Auth, w: Waitlist, 
   if (!config.aiBaseUrl) throw new AppError("unavailable", "AI generation is not configured on this server (set AI_BASE_URL, AI_MODEL and AI_API_KEY)");
   const prompt = input.prompt.trim();
   if (!prompt) throw badRequest("prompt is required");
+  const { landingPages } = db.t;
   const [existing] = await db.select().from(landingPages).where(eq(landingPages.waitlistId, w.id));
   if (input.is_edit && existing?.pageType !== "ai") throw conflict("There is no AI page to edit: generate one first (is_edit false)");
   if (!planOf(auth.account.plan).hasAi) throw new AppError("payment_required", "Not enough AI credits: the balance is 0 (the Free plan includes no AI credits)");
 
   // one statement that cannot go below zero: of two calls with one credit left, one gets 402
-  const [took] = await db.all<{ ai_credits: number }>(
+  const [took] = await db.rows<{ ai_credits: number }>(
     sql`UPDATE accounts SET ai_credits = ai_credits - 1 WHERE id = ${auth.account.id} AND ai_credits > 0 RETURNING ai_credits`,
   );
   if (!took) throw new AppError("payment_required", "Not enough AI credits: the balance is 0; each generation costs 1");
-  const refund = () => db.run(sql`UPDATE accounts SET ai_credits = ai_credits + 1 WHERE id = ${auth.account.id}`);
+  const refund = () => db.exec(sql`UPDATE accounts SET ai_credits = ai_credits + 1 WHERE id = ${auth.account.id}`);
 
   const history: ChatMessage[] = input.is_edit && existing?.aiConversation ? JSON.parse(existing.aiConversation) : [];
   const ask: ChatMessage = { role: "user", content: input.is_edit ? `Change the page: ${prompt}` : prompt };

@@ -76,7 +76,8 @@ export const pgDialect: Dialect = {
   jsonObjects: (fields, orderBy) => sql`coalesce(json_agg(json_build_object(${pairs(fields)}) ORDER BY ${orderBy}), '[]'::json)::text`,
   greatest: (a, b) => sql`greatest(${a}, ${b})`,
   uniqueKey(err) {
-    const e = err as any;
+    // a builder query's error (drizzle's DrizzleQueryError) carries the driver's as its cause
+    const e = (err as any)?.code === undefined && (err as any)?.cause ? (err as any).cause : (err as any);
     if (e?.code !== "23505") return null;
     const name = e.constraint_name ?? e.constraint;
     return pgUniqueKeys.get(name) ?? `index '${name}'`;

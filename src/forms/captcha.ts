@@ -35,8 +35,8 @@ function secretsOf(db: Db) {
   let found = secrets.get(db);
   if (found) return found;
   found = (async () => {
-    await db.run(sql`INSERT INTO meta (key, value) VALUES ('altcha_hmac_secret', ${token(43)}) ON CONFLICT (key) DO NOTHING`);
-    const [row] = await db.all<{ value: string }>(sql`SELECT value FROM meta WHERE key = 'altcha_hmac_secret'`);
+    await db.exec(sql`INSERT INTO meta (key, value) VALUES ('altcha_hmac_secret', ${token(43)}) ON CONFLICT (key) DO NOTHING`);
+    const [row] = await db.rows<{ value: string }>(sql`SELECT value FROM meta WHERE key = 'altcha_hmac_secret'`);
     const challenge = row!.value;
     return { challenge, key: createHmac("sha256", challenge).update("altcha derived-key secret").digest("hex") };
   })().catch((err) => {
@@ -100,19 +100,19 @@ export async function checkSolution(db: Db, waitlistKey: string, raw: unknown): 
   return { signature: payload.challenge.signature!, expiresAt: params.expiresAt * 1000 };
 }
 
-/** Spends a solution: one atomic insert-or-fail, so of any number of uses (on any instance) exactly one wins. */
+/**
+ * Spends a solution: one atomic insert-or-fail, so of any number of uses (on any instance) exactly one wins. On
+ * PostgreSQL a concurrent insert of the same signature waits for the first to commit, then does nothing.
+ */
 export async function spendSolution(db: Db, solution: Solution): Promise<void> {
-  const [result] = await db.$writer.write([
-    {
-      sql: "INSERT INTO captcha_solutions (signature, expires_at) VALUES (?, ?) ON CONFLICT (signature) DO NOTHING RETURNING signature",
-      args: [solution.signature, solution.expiresAt],
-    },
+  const [rows] = await db.write([
+    sql`INSERT INTO captcha_solutions (signature, expires_at) VALUES (${solution.signature}, ${solution.expiresAt}) ON CONFLICT (signature) DO NOTHING RETURNING signature`,
   ]);
-  if (result.rows.length === 0) throw badRequest("altcha was already used: solve a new captcha");
+  if (rows.length === 0) throw badRequest("altcha was already used: solve a new captcha");
 }
 
 /** Gives a solution back when the sign-up it was spent on stored nothing (e.g. an invalid email), so the visitor can correct it. */
-export const releaseSolution = (db: Db, solution: Solution) => db.run(sql`DELETE FROM captcha_solutions WHERE signature = ${solution.signature}`);
+export const releaseSolution = (db: Db, solution: Solution) => db.exec(sql`DELETE FROM captcha_solutions WHERE signature = ${solution.signature}`);
 
 /** Rows of expired challenges are useless (the challenge itself is refused): cron removes them. */
-export const pruneCaptchaSolutions = (db: Db, at = now()) => db.run(sql`DELETE FROM captcha_solutions WHERE expires_at < ${at}`);
+export const pruneCaptchaSolutions = (db: Db, at = now()) => db.exec(sql`DELETE FROM captcha_solutions WHERE expires_at < ${at}`);

@@ -4,7 +4,6 @@ import { eq } from "drizzle-orm";
 import { now } from "../clock";
 import type { Config } from "../config";
 import type { Db } from "../db/client";
-import { waitlists } from "../db/schema";
 import { AppError, badRequest, ErrorBody, errorBody, SignUpErrorBody } from "../http/errors";
 import { clientIp, requestHost } from "../http/client-ip";
 import { countAndDecide, rateHeaders, uncounted } from "../http/rate-limit";
@@ -77,7 +76,7 @@ export function formRoutes(deps: { db: Db; config: Config; dispatch: Dispatch })
   }
 
   async function findWaitlist(key: string) {
-    const [w] = await db.select().from(waitlists).where(eq(waitlists.key, key));
+    const [w] = await db.select().from(db.t.waitlists).where(eq(db.t.waitlists.key, key));
     return w;
   }
 
@@ -88,7 +87,7 @@ export function formRoutes(deps: { db: Db; config: Config; dispatch: Dispatch })
 
   /** A per-IP limit of one waitlist's public actions; a refused one answers 429 with Retry-After. */
   async function limitIp(subject: string, limit: number, headers: Record<string, string>): Promise<AppError | null> {
-    const decision = config.rateLimits ? await countAndDecide(db.$writer, subject, limit) : uncounted(limit, now());
+    const decision = config.rateLimits ? await countAndDecide(db, subject, limit) : uncounted(limit, now());
     Object.assign(headers, rateHeaders(decision));
     if (decision.allowed) return null;
     return new AppError("rate_limited", `Too many attempts from your network: try again in ${decision.retryAfter} s`, { retry_after: decision.retryAfter });

@@ -1,10 +1,10 @@
 // The `api` route option: key auth, rate limit, plan gate and body checks, all before the body is validated.
 import { Elysia } from "elysia";
-import { and, eq, isNull, sql } from "drizzle-orm";
+import { and, eq, isNull, sql, type SQL } from "drizzle-orm";
 import { sha256Hex, now } from "../clock";
 import type { Config } from "../config";
 import type { Db } from "../db/client";
-import { accounts, apiKeys, waitlists, type PlanId } from "../db/schema";
+import type { PlanId, waitlists } from "../db/schema";
 import { isGrowthOrHigher, planOf, UNAUTHENTICATED_LIMIT, type Bucket } from "../account/plans";
 import { AppError, forbidden, unauthorized, type ErrorShape } from "./errors";
 import { countAndDecide, rateHeaders, uncounted, type RateDecision } from "./rate-limit";
@@ -34,6 +34,21 @@ export interface Policy {
   errors?: ErrorShape;
   /** A landing-page endpoint: LANDING_PAGE_API=off answers 503 (after the key is checked). */
   landing?: true;
+}
+
+/** One row of the key lookup (the waitlist's id and version only when the path names a waitlist). */
+interface LookupRow {
+  keyId: string;
+  keyName: string;
+  keyCreatedAt: number;
+  keyLastUsedAt: number | null;
+  keyWaitlistId: string | null;
+  accountId: string;
+  username: string;
+  plan: PlanId;
+  aiCredits: number;
+  waitlistId?: string | null;
+  waitlistVersion?: number | null;
 }
 
 /** Where the guard leaves a route's policy in its `detail`, for the OpenAPI document (docs/openapi.ts). */
@@ -69,15 +84,17 @@ const BODY_PROBLEMS = { 400: "bad_request", 408: "request_timeout", 413: "payloa
 export function apiGuard(deps: { db: Db; config: Config }) {
   const { db, config } = deps;
 
+  const touchKey = (keyId: string, at: number): SQL => sql`UPDATE api_keys SET last_used_at = ${at} WHERE id = ${keyId}`;
+
   // With rate limits off there is no counter write to ride along with, so last_used_at writes are
   // coalesced: one transaction per 100 ms for every key used meanwhile (still ahead of the next call).
   const touches = new Map<string, number>();
   let flushing: Timer | null = null;
   const flushTouches = () => {
     flushing = null;
-    const batch = [...touches].map(([id, at]) => ({ sql: "UPDATE api_keys SET last_used_at = ? WHERE id = ?", args: [at, id] }));
+    const batch = [...touches].map(([id, at]) => touchKey(id, at));
     touches.clear();
-    if (batch.length) void db.$client.batch(batch, "write").catch(() => {});
+    if (batch.length) void db.write(batch).catch(() => {});
   };
 
   async function rateLimit(subject: string, limit: number, touch?: { keyId: string; at: number }): Promise<RateDecision> {
@@ -88,12 +105,15 @@ export function apiGuard(deps: { db: Db; config: Config }) {
       }
       return uncounted(limit, now());
     }
-    const also = touch ? [{ sql: "UPDATE api_keys SET last_used_at = ? WHERE id = ?", args: [touch.at, touch.keyId] }] : [];
-    return countAndDecide(db.$writer, subject, limit, also);
+    return countAndDecide(db, subject, limit, touch ? [touchKey(touch.keyId, touch.at)] : []);
   }
 
-  /** Built once, executed with placeholders: the auth lookup runs on every API request. */
-  function lookupQuery(withWaitlist: boolean) {
+  /**
+   * Built once, executed with placeholders: the auth lookup runs on every API request. Named, so that PostgreSQL
+   * keeps it prepared on each connection (SQLite's prepare takes no name and ignores it).
+   */
+  function lookupQuery(withWaitlist: boolean): { execute(values: Record<string, string>): Promise<LookupRow[]> } {
+    const { accounts, apiKeys, waitlists } = db.t;
     const q = db
       .select({
         keyId: apiKeys.id,
@@ -110,29 +130,15 @@ export function apiGuard(deps: { db: Db; config: Config }) {
       .from(apiKeys)
       .innerJoin(accounts, eq(accounts.id, apiKeys.accountId));
     const joined = withWaitlist ? q.leftJoin(waitlists, eq(waitlists.key, sql.placeholder("waitlistKey"))) : q;
-    return joined.where(and(eq(apiKeys.hash, sql.placeholder("hash")), isNull(apiKeys.revokedAt))).prepare();
+    const query = joined.where(and(eq(apiKeys.hash, sql.placeholder("hash")), isNull(apiKeys.revokedAt)));
+    return (query as unknown as { prepare(name: string): { execute(values: Record<string, string>): Promise<LookupRow[]> } }).prepare(withWaitlist ? "auth_key_waitlist" : "auth_key");
   }
   const byKey = lookupQuery(false);
   const byKeyAndWaitlist = lookupQuery(true);
 
-  function lookup(hash: string, waitlistKey: string | undefined) {
-    const query = waitlistKey === undefined ? byKey.get({ hash }) : byKeyAndWaitlist.get({ hash, waitlistKey });
-    return query as Promise<
-      | {
-          keyId: string;
-          keyName: string;
-          keyCreatedAt: number;
-          keyLastUsedAt: number | null;
-          keyWaitlistId: string | null;
-          accountId: string;
-          username: string;
-          plan: PlanId;
-          aiCredits: number;
-          waitlistId?: string | null;
-          waitlistVersion?: number | null;
-        }
-      | undefined
-    >;
+  async function lookup(hash: string, waitlistKey: string | undefined): Promise<LookupRow | undefined> {
+    const [row] = await (waitlistKey === undefined ? byKey.execute({ hash }) : byKeyAndWaitlist.execute({ hash, waitlistKey }));
+    return row;
   }
 
   // The waitlist rows of recent requests, each good while its version (read with the key on every
@@ -142,7 +148,7 @@ export function apiGuard(deps: { db: Db; config: Config }) {
   async function waitlistRow(id: string, version: number): Promise<Waitlist | null> {
     const hit = cached.get(id);
     if (hit?.version === version) return hit.row;
-    const [full] = await db.select().from(waitlists).where(eq(waitlists.id, id));
+    const [full] = await db.select().from(db.t.waitlists).where(eq(db.t.waitlists.id, id));
     if (!full) return null;
     const { subscribersCount, viewsCount, lastSeq, ...fields } = full;
     // shared by concurrent requests: nobody may change it

@@ -4,6 +4,7 @@ import { createHash, timingSafeEqual } from "node:crypto";
 import { Elysia } from "elysia";
 import { Counter, Gauge, Registry } from "prom-client";
 import type { Client } from "@libsql/client";
+import { sql } from "drizzle-orm";
 import { now } from "../clock";
 import type { Db } from "../db/client";
 import { AppError } from "./errors";
@@ -150,26 +151,40 @@ export function formSignUpCounter<T extends (ids: string[]) => void>(dispatch: T
 
 const INSTRUMENTED = Symbol("metrics.instrumented");
 
-/** Times the client's calls (drizzle and the group writer both go through these methods). */
-function instrumentDatabase(client: Client): void {
-  const c = client as Client & { [INSTRUMENTED]?: true };
-  if (c[INSTRUMENTED]) return;
-  c[INSTRUMENTED] = true;
+/** The caller gets the call's own promise; the timing hangs off a branch that also absorbs its rejection. */
+const timed = (series: Series, call: (...args: unknown[]) => Promise<unknown>) =>
+  function (...args: unknown[]) {
+    const at = performance.now();
+    const p = call(...args);
+    const done = () => databaseTime.observe(series, (performance.now() - at) / 1000);
+    p.then(done, done);
+    return p;
+  };
+
+/**
+ * Times the database calls, once per Db. Embedded: the libSQL client's methods, which the builder, the Store and
+ * the group writer all go through. PostgreSQL: the Store's calls (`rows` and `exec` as execute, `write` as batch,
+ * `tx` from begin to commit), which is where the services' SQL goes; builder queries outside a `tx` are not timed.
+ */
+function instrumentDatabase(db: Db): void {
+  const marked = db as Db & { [INSTRUMENTED]?: true };
+  if (marked[INSTRUMENTED]) return;
+  marked[INSTRUMENTED] = true;
   const single = databaseTime.of("execute", { op: "execute" });
   const batched = databaseTime.of("batch", { op: "batch" });
   const tx = databaseTime.of("transaction", { op: "transaction" });
+  if (db.d.name === "sqlite") return instrumentClient(db.$client, single, batched, tx);
+  type Call = (...args: unknown[]) => Promise<unknown>;
+  db.rows = timed(single, db.rows.bind(db) as Call) as Db["rows"];
+  db.exec = timed(single, db.exec.bind(db) as Call) as Db["exec"];
+  db.write = timed(batched, db.write.bind(db) as Call) as Db["write"];
+  db.tx = timed(tx, db.tx.bind(db) as Call) as Db["tx"];
+}
+
+function instrumentClient(client: Client, single: Series, batched: Series, tx: Series): void {
   const execute = client.execute.bind(client) as (...args: unknown[]) => Promise<unknown>;
   const batch = client.batch.bind(client) as (...args: unknown[]) => Promise<unknown>;
   const transaction = client.transaction.bind(client);
-  /** The caller gets the call's own promise; the timing hangs off a branch that also absorbs its rejection. */
-  const timed = (series: Series, call: (...args: unknown[]) => Promise<unknown>) =>
-    function (...args: unknown[]) {
-      const at = performance.now();
-      const p = call(...args);
-      const done = () => databaseTime.observe(series, (performance.now() - at) / 1000);
-      p.then(done, done);
-      return p;
-    };
   client.execute = timed(single, execute) as Client["execute"];
   client.batch = timed(batched, batch) as Client["batch"];
   client.transaction = (async (...args: Parameters<Client["transaction"]>) => {
@@ -192,7 +207,9 @@ function scrapeGauges(db: Db, databaseUrl: string): void {
   const readOutbox = () =>
     (reading ??= (async () => {
       const at = now();
-      const rows = (await db.$client.execute("SELECT kind, count(*) AS n, min(created_at) AS first FROM outbox WHERE status = 'pending' GROUP BY kind")).rows;
+      const rows = await db.rows<{ kind: string; n: number; first: number }>(
+        sql`SELECT kind, count(*) AS n, min(created_at) AS first FROM outbox WHERE status = 'pending' GROUP BY kind`,
+      );
       return new Map(rows.map((r) => [String(r.kind), { n: Number(r.n), age: Math.max(0, (at - Number(r.first)) / 1000) }]));
     })().finally(() => (reading = null)));
   new Gauge({
@@ -244,7 +261,7 @@ export interface Metrics {
 export function createMetrics(deps: { db: Db; token: string | null; databaseUrl: string }): Metrics | null {
   if (!deps.token) return null;
   const expected = digest(`Bearer ${deps.token}`);
-  instrumentDatabase(deps.db.$client);
+  instrumentDatabase(deps.db);
   // a second app in the same process (tests) replaces the first one's scrape-time gauges
   for (const name of ["waitlist_outbox_pending", "waitlist_outbox_oldest_pending_age_seconds", "waitlist_database_bytes"]) registry.removeSingleMetric(name);
   scrapeGauges(deps.db, deps.databaseUrl);

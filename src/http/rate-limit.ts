@@ -1,7 +1,8 @@
 // Fixed one-minute windows counted in the database, so every instance shares them (DESIGN §5).
 import type { InStatement } from "@libsql/client";
+import { sql, type SQL } from "drizzle-orm";
 import { now } from "../clock";
-import type { GroupWriter } from "../db/group-commit";
+import type { Db } from "../db/client";
 
 export const WINDOW_MS = 60_000;
 
@@ -16,19 +17,16 @@ export interface RateDecision {
 }
 
 /**
- * One statement: counts the request unless the window is full. A full window returns no row, so a
- * refused request leaves the counter as it was.
+ * One statement, the same on both engines: counts the request unless the window is full. A full window returns no
+ * row, so a refused request leaves the counter as it was.
  */
-export function countRequest(subject: string, limit: number, at: number): { statement: InStatement; windowStart: number } {
+export function countRequest(subject: string, limit: number, at: number): { statement: SQL; windowStart: number } {
   const windowStart = at - (at % WINDOW_MS);
   return {
     windowStart,
-    statement: {
-      sql: `INSERT INTO rate_limits (subject, window_start, count) VALUES (?, ?, 1)
-            ON CONFLICT (subject, window_start) DO UPDATE SET count = count + 1 WHERE count < ?
-            RETURNING count`,
-      args: [subject, windowStart, limit],
-    },
+    statement: sql`INSERT INTO rate_limits (subject, window_start, count) VALUES (${subject}, ${windowStart}, 1)
+      ON CONFLICT (subject, window_start) DO UPDATE SET count = rate_limits.count + 1 WHERE rate_limits.count < ${limit}
+      RETURNING count`,
   };
 }
 
@@ -43,12 +41,15 @@ export function decide(limit: number, windowStart: number, counted: number | nul
   };
 }
 
-/** Counts one request against `subject`'s window, with `also` in the same transaction (grouped with concurrent requests). */
-export async function countAndDecide(writer: GroupWriter, subject: string, limit: number, also: InStatement[] = []): Promise<RateDecision> {
+/**
+ * Counts one request against `subject`'s window, with `also` in the same atomic write (SQLite: grouped with the
+ * concurrent requests of this turn; PostgreSQL: one transaction).
+ */
+export async function countAndDecide(db: Db, subject: string, limit: number, also: SQL[] = []): Promise<RateDecision> {
   const at = now();
   const { statement, windowStart } = countRequest(subject, limit, at);
-  const [result] = await writer.write([statement, ...also]);
-  return decide(limit, windowStart, result.rows.length ? Number(result.rows[0].count) : null, at);
+  const [rows] = await db.write([statement, ...also]);
+  return decide(limit, windowStart, rows.length ? Number(rows[0].count) : null, at);
 }
 
 /** With RATE_LIMITS=off nothing is counted; the headers describe a fresh window. */
@@ -64,5 +65,8 @@ export function rateHeaders(d: RateDecision): Record<string, string> {
   };
 }
 
-/** Expired windows are pruned by cron after an hour (DESIGN §1). */
+/** Expired windows are pruned by cron after an hour (DESIGN §1): `db.exec(pruneRateLimitsQuery(before))` on either engine. */
+export const pruneRateLimitsQuery = (before: number): SQL => sql`DELETE FROM rate_limits WHERE window_start < ${before}`;
+
+/** The libSQL form of pruneRateLimitsQuery, until jobs/index.ts moves to the Store (issue 18); then remove it. */
 export const pruneRateLimits = (before: number): InStatement => ({ sql: "DELETE FROM rate_limits WHERE window_start < ?", args: [before] });

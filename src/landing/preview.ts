@@ -3,7 +3,6 @@
 import { and, eq, gt, lte } from "drizzle-orm";
 import { now, token } from "../clock";
 import type { Db } from "../db/client";
-import { landingPages, landingPreviews, waitlists } from "../db/schema";
 import type { Waitlist } from "../http/api";
 import type { PatchPageInput } from "./model";
 import { newPageRow, pageChanges, type Page } from "./service";
@@ -13,6 +12,7 @@ const PLACEHOLDER_HEADLINE = "Your headline";
 
 /** The page as it would be with `input` applied (a new standard draft when there is no page yet). */
 export async function createPreview(db: Db, w: Waitlist, input: PatchPageInput, baseUrl: string) {
+  const { landingPages, landingPreviews } = db.t;
   const [existing] = await db.select().from(landingPages).where(eq(landingPages.waitlistId, w.id));
   const base: Page = existing ?? {
     ...newPageRow(w.id, { headline: PLACEHOLDER_HEADLINE }),
@@ -31,6 +31,7 @@ export async function createPreview(db: Db, w: Waitlist, input: PatchPageInput, 
 
 /** A preview that has not expired, with its waitlist as it is now. */
 export async function findPreview(db: Db, previewToken: string, at = now()): Promise<{ page: Page; waitlist: Waitlist } | null> {
+  const { landingPreviews, waitlists } = db.t;
   const [found] = await db
     .select({ page: landingPreviews.page, waitlist: waitlists })
     .from(landingPreviews)
@@ -39,4 +40,4 @@ export async function findPreview(db: Db, previewToken: string, at = now()): Pro
   return found ? { page: JSON.parse(found.page) as Page, waitlist: found.waitlist } : null;
 }
 
-export const prunePreviews = (db: Db, at = now()) => db.delete(landingPreviews).where(lte(landingPreviews.expiresAt, at));
+export const prunePreviews = (db: Db, at = now()) => db.delete(db.t.landingPreviews).where(lte(db.t.landingPreviews.expiresAt, at));

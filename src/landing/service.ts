@@ -2,10 +2,9 @@
 import { and, eq, sql } from "drizzle-orm";
 import { now, token } from "../clock";
 import type { Db } from "../db/client";
-import { landingPages } from "../db/schema";
+import type { landingPages } from "../db/schema";
 import type { Auth, Waitlist } from "../http/api";
 import { AppError, badRequest, conflict, notFound } from "../http/errors";
-import { isUniqueViolation } from "../db/errors";
 import { planOf } from "../account/plans";
 import { parseBackground } from "./background";
 import { countersOf } from "../analytics/service";
@@ -37,6 +36,7 @@ export function hasUnpublishedChanges(page: Page): boolean {
 
 /** Writes `set` only if nobody changed the page since it was read (its version); null when someone did. */
 async function updateIfUnchanged(db: Db, page: Page, set: Partial<Page>): Promise<Page | null> {
+  const { landingPages } = db.t;
   const [updated] = await db
     .update(landingPages)
     .set({ ...set, version: sql`${landingPages.version} + 1` as unknown as number })
@@ -108,9 +108,9 @@ export const DRAFT_NOTE = "The page is a draft: publish it with POST .../landing
 export async function createPage(db: Db, w: Waitlist, input: CreatePageInput) {
   const row = newPageRow(w.id, input);
   try {
-    await db.insert(landingPages).values(row);
+    await db.insert(db.t.landingPages).values(row);
   } catch (err) {
-    if (isUniqueViolation(err)) throw conflict("This waitlist already has a landing page: change it with PATCH");
+    if (db.d.uniqueKey(err) !== null) throw conflict("This waitlist already has a landing page: change it with PATCH");
     throw err;
   }
   return {
@@ -124,6 +124,7 @@ export async function createPage(db: Db, w: Waitlist, input: CreatePageInput) {
 }
 
 export async function findPage(db: Db, waitlistId: string): Promise<Page> {
+  const { landingPages } = db.t;
   const [page] = await db.select().from(landingPages).where(eq(landingPages.waitlistId, waitlistId));
   if (!page) throw notFound("This waitlist has no landing page yet: create one with POST .../landing-page");
   return page;
@@ -209,6 +210,7 @@ export function publishProblems(page: Page): string[] {
 export async function publish(db: Db, w: Waitlist, unpublish: boolean, baseUrl: string) {
   if (unpublish) {
     const page = await findPage(db, w.id);
+    const { landingPages } = db.t;
     await db.update(landingPages).set({ status: "unpublished", updatedAt: now(), version: sql`${landingPages.version} + 1` as unknown as number }).where(eq(landingPages.id, page.id));
     return { status: "unpublished", hosted_page_url: null, notes: "The page is offline; publish it again to bring it back." };
   }

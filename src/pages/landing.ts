@@ -3,7 +3,6 @@
 import { eq, sql } from "drizzle-orm";
 import type { Config } from "../config";
 import type { Db } from "../db/client";
-import { landingPages, waitlists } from "../db/schema";
 import { logView, visitorKey } from "../analytics/service";
 import type { Logger } from "../log";
 import { hostedPageUrl, livePage } from "../landing/service";
@@ -20,16 +19,18 @@ export function createPageServer(deps: { db: Db; config: Config; log: Logger }) 
 
   async function serve(where: "slug" | "domain", value: string, visitor: { ip: string; userAgent: string; ref: string | null }): Promise<Response> {
     const match = where === "slug" ? sql`w.slug = ${value}` : sql`w.custom_domain = ${value}`;
-    const [head] = await db.all<{ page_id: string; waitlist_id: string; status: string; version: string }>(sql`
-      SELECT p.id AS page_id, w.id AS waitlist_id, p.status, p.version || ':' || w.updated_at AS version
+    const [head] = await db.rows<{ page_id: string; waitlist_id: string; status: string; page_version: number; updated_at: number }>(sql`
+      SELECT p.id AS page_id, w.id AS waitlist_id, p.status, p.version AS page_version, w.updated_at
       FROM waitlists w JOIN landing_pages p ON p.waitlist_id = w.id WHERE ${match}`);
     if (!head || head.status !== "published") return plainPage(where, value, visitor);
+    const version = `${head.page_version}:${head.updated_at}`;
     let entry = cache.get(head.page_id);
-    if (!entry || entry.version !== head.version) {
+    if (!entry || entry.version !== version) {
+      const { landingPages, waitlists } = db.t;
       const [w] = await db.select().from(waitlists).where(eq(waitlists.id, head.waitlist_id));
       const [page] = await db.select().from(landingPages).where(eq(landingPages.id, head.page_id));
       if (!w || !page || page.status !== "published") return plainPage(where, value, visitor);
-      entry = { version: head.version, page: renderHostedPage(livePage(page), w, { baseUrl: config.baseUrl, pageUrl: hostedPageUrl(page, w, config.baseUrl)! }) };
+      entry = { version, page: renderHostedPage(livePage(page), w, { baseUrl: config.baseUrl, pageUrl: hostedPageUrl(page, w, config.baseUrl)! }) };
       if (cache.size >= MAX_CACHED) cache.delete(cache.keys().next().value!);
       cache.set(head.page_id, entry);
     }
@@ -46,6 +47,7 @@ export function createPageServer(deps: { db: Db; config: Config; log: Logger }) 
 
   /** Issue 16: no published page yet (or any more): a plain sign-up form, so a referral link never leads nowhere. */
   async function plainPage(where: "slug" | "domain", value: string, visitor: { ip: string; userAgent: string; ref: string | null }): Promise<Response> {
+    const { waitlists } = db.t;
     const [w] = await db.select().from(waitlists).where(where === "slug" ? eq(waitlists.slug, value) : eq(waitlists.customDomain, value));
     if (!w) return notFoundPage("Page not found", "There is no waitlist here.");
     const pageUrl = where === "slug" ? `${config.baseUrl}/p/${w.slug}` : customDomainOrigin(value, config.baseUrl);

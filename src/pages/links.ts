@@ -5,7 +5,6 @@ import { Elysia, t } from "elysia";
 import { eq } from "drizzle-orm";
 import type { Config } from "../config";
 import type { Db } from "../db/client";
-import { waitlists } from "../db/schema";
 import { AppError } from "../http/errors";
 import type { Dispatch } from "../outbox/events";
 import { acceptInvite, findByInviteToken, inviteState } from "../subscribers/access";
@@ -211,6 +210,7 @@ export function linkRoutes(deps: { db: Db; config: Config; dispatch: Dispatch })
     );
 
   async function waitlistOf(id: string) {
+    const { waitlists } = db.t;
     const [w] = await db.select().from(waitlists).where(eq(waitlists.id, id));
     return w;
   }

@@ -11,7 +11,6 @@ import { createPageServer } from "./landing";
 import { page } from "./layout";
 import type { Config } from "../config";
 import type { Db } from "../db/client";
-import { waitlists } from "../db/schema";
 import type { Dispatch } from "../outbox/events";
 import { selectSubscribers, statusOf } from "../subscribers/view";
 import { htmlResponse, notFoundPage, PAGE_HEADERS } from "./layout";
@@ -30,6 +29,7 @@ const hostOf = (request: Request) => (request.headers.get("host") ?? "").toLower
 
 export function pageRoutes(deps: { db: Db; config: Config; dispatch: Dispatch; log: Logger }) {
   const { db, config } = deps;
+  const { waitlists } = db.t;
   const hidden = { detail: { hide: true } };
   const landing = createPageServer(deps);
   const ownHost = new URL(config.baseUrl).hostname;
@@ -103,9 +103,9 @@ export function pageRoutes(deps: { db: Db; config: Config; dispatch: Dispatch; l
         if (sub.status !== "confirmed") return htmlResponse(awaitingConfirmationPage(w));
         if (sub.access !== "waiting") return htmlResponse(outOfLinePage(sub, w));
         const [reached, leaders] = await Promise.all([
-          db.all<{ referrals: number; reward: string }>(sql`SELECT referrals, reward FROM milestone_rewards WHERE subscriber_id = ${sub.id} ORDER BY referrals`),
+          db.rows<{ referrals: number; reward: string }>(sql`SELECT referrals, reward FROM milestone_rewards WHERE subscriber_id = ${sub.id} ORDER BY referrals`),
           w.leaderboard
-            ? db.all<{ name: string | null; email: string; referral_count: number }>(sql`SELECT name, email, referral_count FROM subscribers
+            ? db.rows<{ name: string | null; email: string; referral_count: number }>(sql`SELECT name, email, referral_count FROM subscribers
                 WHERE waitlist_id = ${w.id} AND seq IS NOT NULL AND referral_count > 0 ORDER BY referral_count DESC, seq ASC LIMIT 10`)
             : [],
         ]);

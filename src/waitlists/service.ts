@@ -2,11 +2,10 @@
 import { desc, eq, getTableColumns, getTableName, sql, type SQL } from "drizzle-orm";
 import { now, token } from "../clock";
 import type { Db } from "../db/client";
-import { landingPages, waitlists, type PlanId } from "../db/schema";
+import type { landingPages, PlanId, waitlists } from "../db/schema";
 import { newPageRow } from "../landing/service";
 import { AppError, badRequest, conflict, forbidden } from "../http/errors";
 import type { Waitlist } from "../http/api";
-import { uniqueViolation } from "../db/errors";
 import { planOf } from "../account/plans";
 import type { CreateWaitlistInput, SettingsPatch } from "./model";
 import { isPrivateAddress, normalizeHost } from "./hosts";
@@ -34,10 +33,10 @@ function checkName(raw: string): string {
   return name;
 }
 
-function nameTaken(err: unknown, name: string, slug: string): AppError | null {
-  const text = uniqueViolation(err);
+function nameTaken(db: Db, err: unknown, name: string, slug: string): AppError | null {
+  const text = db.d.uniqueKey(err);
   if (text === null) return null;
-  if (text.includes("waitlists.slug")) return conflict(`slug "${slug}" is already taken`);
+  if (text === "waitlists.slug") return conflict(`slug "${slug}" is already taken`);
   if (text.includes("custom_domain")) return conflict("custom_domain is already used by another waitlist");
   return conflict(`name "${name}" is already taken`);
 }
@@ -80,7 +79,7 @@ export async function createWaitlist(db: Db, owner: { accountId: string; plan: P
     const inserted = await insertWithinLimit(db, row, max, page);
     if (!inserted) throw forbidden(`Waitlist limit reached: the ${planOf(owner.plan).name} plan allows ${max} waitlist${max === 1 ? "" : "s"}`);
   } catch (err) {
-    throw nameTaken(err, name, slug) ?? err;
+    throw nameTaken(db, err, name, slug) ?? err;
   }
   return {
     waitlist: {
@@ -97,31 +96,39 @@ export async function createWaitlist(db: Db, owner: { accountId: string; plan: P
   };
 }
 
-/** `INSERT ... SELECT <values> WHERE <cond>` for a row of `table`, with drizzle's column names. */
+/**
+ * `INSERT ... SELECT <values> WHERE <cond> RETURNING id` for a row of `table`, with drizzle's column names. Values
+ * are plain parameters (booleans as JS booleans); PostgreSQL takes their types from the columns.
+ */
 function insertWhere(table: typeof waitlists | typeof landingPages, row: Record<string, unknown>, cond: SQL) {
   const columns = getTableColumns(table) as Record<string, { name: string }>;
   const entries = Object.entries(row).filter(([, v]) => v !== undefined);
   const names = sql.raw(entries.map(([k]) => `"${columns[k].name}"`).join(", "));
-  const values = sql.join(entries.map(([, v]) => sql`${typeof v === "boolean" ? Number(v) : v}`), sql`, `);
-  return sql`INSERT INTO ${sql.raw(`"${getTableName(table)}"`)} (${names}) SELECT ${values} WHERE ${cond}`;
+  const values = sql.join(entries.map(([, v]) => sql`${v}`), sql`, `);
+  return sql`INSERT INTO ${sql.raw(`"${getTableName(table)}"`)} (${names}) SELECT ${values} WHERE ${cond} RETURNING id`;
 }
 
-/** One transaction; the limit is checked in the insert itself, so two concurrent creates cannot both slip under it. */
+/**
+ * One atomic write; the limit is checked in the insert itself, so two concurrent creates cannot both slip under it
+ * (SQLite: one writer; PostgreSQL: the account row is locked first, so the second create counts after the first).
+ */
 async function insertWithinLimit(db: Db, row: typeof waitlists.$inferInsert, max: number | "unlimited", page: Record<string, unknown> | null): Promise<boolean> {
-  const limit = max === "unlimited" ? sql`1` : sql`(SELECT count(*) FROM waitlists WHERE account_id = ${row.accountId}) < ${max}`;
-  const [result] = await db.batch([
-    db.run(insertWhere(waitlists, row, limit)),
-    ...(page ? [db.run(insertWhere(landingPages, page, sql`EXISTS (SELECT 1 FROM waitlists WHERE id = ${row.id!})`))] : []),
-  ] as any);
-  return (result as { rowsAffected: number }).rowsAffected === 1;
+  const limit = max === "unlimited" ? sql`TRUE` : sql`(SELECT count(*) FROM waitlists WHERE account_id = ${row.accountId}) < ${max}`;
+  const [, inserted] = await db.write([
+    sql`SELECT 1 FROM accounts WHERE id = ${row.accountId}${db.d.forUpdate}`,
+    insertWhere(db.t.waitlists, row, limit),
+    ...(page ? [insertWhere(db.t.landingPages, page, sql`EXISTS (SELECT 1 FROM waitlists WHERE id = ${row.id!})`)] : []),
+  ]);
+  return inserted.length === 1;
 }
 
 export async function listWaitlists(db: Db, accountId: string) {
+  const { waitlists } = db.t;
   const rows = await db
     .select({ id: waitlists.id, key: waitlists.key, name: waitlists.name, slug: waitlists.slug, subscribers: waitlists.subscribersCount, views: waitlists.viewsCount, created_at: waitlists.createdAt })
     .from(waitlists)
     .where(eq(waitlists.accountId, accountId))
-    .orderBy(desc(waitlists.createdAt), sql`rowid DESC`);
+    .orderBy(desc(waitlists.createdAt), desc(waitlists.id));
   return { waitlists: rows, total: rows.length };
 }
 
@@ -220,10 +227,10 @@ export async function updateSettings(db: Db, w: Waitlist, patch: SettingsPatch, 
 
   set.updatedAt = now();
   try {
-    const [updated] = await db.update(waitlists).set(set).where(eq(waitlists.id, w.id)).returning();
+    const [updated] = await db.update(db.t.waitlists).set(set).where(eq(db.t.waitlists.id, w.id)).returning();
     return settingsView(updated);
   } catch (err) {
-    throw nameTaken(err, set.name ?? w.name, w.slug) ?? err;
+    throw nameTaken(db, err, set.name ?? w.name, w.slug) ?? err;
   }
 }
 
