@@ -1,5 +1,5 @@
 // Composition root: the ordered router set-up (errors, request log, auth, features, docs) in one place.
-import { Elysia, t } from "elysia";
+import { Elysia, NotFoundError, t } from "elysia";
 import { sql } from "drizzle-orm";
 import type { Config } from "./config";
 import type { Db } from "./db/client";
@@ -55,6 +55,10 @@ export function buildApp(deps: AppDeps) {
     .use(errorHandler({ log: deps.log, routes: () => app.routes }))
     .use(requestLog(deps.log, metrics?.observe))
     .use(securityHeaders())
+    // no key, slug, token or email holds a NUL character (PostgreSQL's text cannot), so such a URL names nothing
+    .onRequest(({ request }) => {
+      if (request.url.includes("%00")) throw new NotFoundError();
+    })
     .use(api)
     .get(
       "/healthz",

@@ -1,7 +1,7 @@
 // GET /metrics (issue 17 item 5): off without METRICS_TOKEN, Bearer-protected with it, Prometheus text with
 // route templates (never a raw path, key or email), sign-ups, outbox depth and age, jobs, database time and size.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { startServer, until, type TestServer } from "./support/server";
+import { engine, startServer, until, type TestServer } from "./support/server";
 import { startReceiver, type Receiver } from "./support/peers";
 
 const TOKEN = "scrape-token-0123456789";
@@ -45,6 +45,8 @@ describe("access", () => {
   });
 
   test("the right token gets the Prometheus text format with every metric family", async () => {
+    // a database read to time (PostgreSQL times the services' Store calls, which this server may not have made yet)
+    expect((await fetch(`${on.url}/healthz`)).status).toBe(200);
     const r = await scrape(on, `Bearer ${TOKEN}`);
     expect(r.status).toBe(200);
     expect(r.headers.get("content-type")).toBe("text/plain; version=0.0.4; charset=utf-8");
@@ -58,11 +60,12 @@ describe("access", () => {
       "waitlist_outbox_delivery_failures_total",
       "waitlist_job_runs_total",
       "waitlist_database_query_duration_seconds",
-      "waitlist_database_bytes",
+      // the embedded database's file and WAL; a PostgreSQL server has its own metrics
+      ...(engine === "sqlite" ? ["waitlist_database_bytes"] : []),
     ]) {
       expect(body).toContain(`# TYPE ${name} `);
     }
-    expect(sample(body, 'waitlist_database_bytes{file="db"}')).toBeGreaterThan(0);
+    if (engine === "sqlite") expect(sample(body, 'waitlist_database_bytes{file="db"}')).toBeGreaterThan(0);
     expect(sample(body, 'waitlist_database_query_duration_seconds_count{op="execute"}')).toBeGreaterThan(0);
   });
 });

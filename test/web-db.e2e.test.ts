@@ -151,6 +151,19 @@ describe(`the app on ${engine}`, () => {
     expect((await call("GET", path, a.apiKey)).body.data.settings.double_opt_in).toBe(was);
   });
 
+  test("a NUL character (which PostgreSQL's text cannot hold) in a URL, a JSON body or a form is a 4xx, not a 500", async () => {
+    const a = await createAccount(appDb, { username: `nul${uniq()}`, plan: "business", aiCredits: 0, label: "default" });
+    expect((await call("POST", "/api/v1/waitlists", a.apiKey, { name: "bad\u0000name" })).status).toBe(400);
+    expect((await call("POST", "/api/v1/waitlists", a.apiKey, { name: "ok", ["x\u0000"]: 1 })).status).toBe(400);
+    const made = (await call("POST", "/api/v1/waitlists", a.apiKey, { name: `Nul ${uniq()}` })).body.data.waitlist;
+    expect((await call("GET", "/api/v1/waitlist/a%00b/settings", a.apiKey)).status).toBe(404);
+    expect((await call("GET", "/p/a%00b")).status).toBe(404);
+    const form = await app.handle(
+      new Request(`http://localhost:3000/s/${made.key}`, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded", origin: "http://localhost:3000", accept: "application/json" }, body: "email=a%00b%40example.com" }),
+    );
+    expect(form.status).toBe(400);
+  });
+
   test("/healthz answers 200, and 503 while the database is unavailable", async () => {
     expect(await call("GET", "/healthz")).toEqual({ status: 200, body: { status: "ok" } });
     if (engine === "pg") {

@@ -12,7 +12,7 @@ import { escapeHtml } from "../pages/html";
 import { htmlResponse, page } from "../pages/layout";
 import { MESSAGES, signUp } from "../subscribers/signup";
 import { SignUpResponse } from "../subscribers/model";
-import { formSignUp, isAllowedHost, submittingHost, wantsJson } from "./service";
+import { formSignUp, isAllowedHost, refuseNul, submittingHost, wantsJson } from "./service";
 import { checkSolution, issueChallenge, releaseSolution, spendSolution, type Solution } from "./captcha";
 import { resendConfirmation } from "../subscribers/confirmation-caps";
 import { resendAnswerPage } from "../pages/thank-you";
@@ -218,6 +218,7 @@ export function formRoutes(deps: { db: Db; config: Config; dispatch: Dispatch })
           const fields = (body && typeof body === "object" ? body : {}) as Record<string, unknown>;
           const raw = Array.isArray(fields.email) ? fields.email[0] : fields.email;
           if (typeof raw !== "string" || !raw.trim()) throw badRequest("email is required");
+          refuseNul({ email: raw });
           if (w.captcha === "altcha") solution = await spendCaptcha(w.key, fields.altcha);
           await resendConfirmation(db, w, raw, dispatch);
         } catch (err) {

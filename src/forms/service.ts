@@ -33,10 +33,18 @@ function text(value: unknown): string | undefined {
   return typeof value === "string" ? value : typeof value === "number" || typeof value === "boolean" ? String(value) : undefined;
 }
 
+/** 400 for a field name or text value holding a NUL character, which PostgreSQL's text cannot store. */
+export function refuseNul(fields: Record<string, unknown>): void {
+  for (const [key, value] of Object.entries(fields)) {
+    if (key.includes("\0") || (text(value) ?? "").includes("\0")) throw badRequest(`${key.includes("\0") ? "a field name" : key} must not contain a NUL character`);
+  }
+}
+
 /** A form post as a sign-up; null when the honeypot was filled (a bot: answered as a success, nothing stored). */
 export function formSignUp(fields: Record<string, unknown> | null | undefined): SignUpInput | null {
   const f = fields && typeof fields === "object" ? fields : {};
   if (text(f.website)?.trim()) return null;
+  refuseNul(f);
   const email = text(f.email);
   if (!email?.trim()) throw badRequest("email is required");
   const metadata: Record<string, unknown> = {};

@@ -210,6 +210,7 @@ export function apiGuard(deps: { db: Db; config: Config }) {
         const value = JSON.parse(text);
         if (value === null || typeof value !== "object" || Array.isArray(value)) return new BodyProblem("Request body must be a JSON object");
         const reserved = reservedKey(value);
+        if (reserved === NUL) return new BodyProblem("Request body holds a NUL character (\\u0000), which no text may contain");
         return reserved ? new BodyProblem(`Request body uses the reserved key "${reserved}", which no field may have`) : value;
       } catch {
         return new BodyProblem("Request body is not valid JSON");
@@ -231,9 +232,12 @@ export function apiGuard(deps: { db: Db; config: Config }) {
     });
 }
 
+const NUL = "\0";
+
 /**
  * A JSON object with its own `toString` or `valueOf` cannot be turned into text, which validation
- * messages do (the fuzz tests found a 500 there): such a key is refused wherever it is nested.
+ * messages do (the fuzz tests found a 500 there): such a key is refused wherever it is nested. A NUL
+ * character in any key or string (returned as NUL) is refused too: PostgreSQL's text cannot hold one.
  */
 function reservedKey(root: object): string | null {
   const stack: unknown[] = [root];
@@ -241,7 +245,10 @@ function reservedKey(root: object): string | null {
     const value = stack.pop();
     if (value === null || typeof value !== "object") continue;
     if (!Array.isArray(value)) for (const key of ["toString", "valueOf"]) if (Object.hasOwn(value, key)) return key;
-    for (const child of Object.values(value)) if (child !== null && typeof child === "object") stack.push(child);
+    for (const [key, child] of Object.entries(value)) {
+      if (key.includes(NUL) || (typeof child === "string" && child.includes(NUL))) return NUL;
+      if (child !== null && typeof child === "object") stack.push(child);
+    }
   }
   return null;
 }
