@@ -92,7 +92,8 @@ export function apiGuard(deps: { db: Db; config: Config }) {
   let flushing: Timer | null = null;
   const flushTouches = () => {
     flushing = null;
-    const batch = [...touches].map(([id, at]) => touchKey(id, at));
+    // in key order, so two instances flushing at once lock the rows in the same order (no deadlock on PostgreSQL)
+    const batch = [...touches].sort(([a], [b]) => (a < b ? -1 : 1)).map(([id, at]) => touchKey(id, at));
     touches.clear();
     if (batch.length) void db.write(batch).catch(() => {});
   };
