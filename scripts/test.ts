@@ -19,6 +19,7 @@ const SQLITE_ONLY: Record<string, string> = {
   "test/store.e2e.test.ts": "runs both engines in the SQLite pass already",
   "test/pg-schema.e2e.test.ts": "runs both engines in the SQLite pass already",
   "test/copy.e2e.test.ts": "runs both engines in the SQLite pass already",
+  "test/pg-outage.e2e.test.ts": "has a PostgreSQL server of its own, in the SQLite pass already",
 };
 
 /**
