@@ -8,10 +8,11 @@ const ROOT = join(import.meta.dir, "..");
 const TIMEOUT_MS = "30000";
 
 /**
- * Never on the PostgreSQL pass, each with why: what they test is the embedded file itself. (store, pg-schema
- * and copy run both engines in every pass; unit, model and browser tests do not depend on the engine.)
+ * Never on the PostgreSQL pass, each with a one-line reason: what they test is the embedded file itself, or they
+ * start PostgreSQL themselves in every pass. (Unit, model and browser tests do not depend on the engine and are
+ * not *.e2e files.)
  */
-const SQLITE_ONLY: Record<string, string> = {
+const NOT_ON_PG: Record<string, string> = {
   "test/backup.e2e.test.ts": "VACUUM INTO snapshots of the embedded file (PostgreSQL: pg_dump)",
   "test/restore.e2e.test.ts": "swaps embedded files and reads the file without its WAL",
   "test/crash.e2e.test.ts": "SIGKILL of a server writing the embedded file, read back through libSQL",
@@ -24,7 +25,7 @@ const SQLITE_ONLY: Record<string, string> = {
 
 /**
  * The PostgreSQL pass. Until every service is ported (issue 18), only the files listed in PG_PORTED; once they
- * all are, set PG_ALL_E2E and it runs every *.e2e.test.ts not in SQLITE_ONLY.
+ * all are, set PG_ALL_E2E and it runs every *.e2e.test.ts not in NOT_ON_PG (a file to leave out: one line there).
  */
 const PG_ALL_E2E = false;
 const PG_PORTED: string[] = [];
@@ -37,11 +38,11 @@ const allTests = () =>
 
 function pgPass(): string[] {
   const files = PG_ALL_E2E ? allTests().filter((f) => f.endsWith(".e2e.test.ts")) : PG_PORTED;
-  const both = PG_PORTED.filter((f) => f in SQLITE_ONLY);
+  const both = PG_PORTED.filter((f) => f in NOT_ON_PG);
   if (both.length) throw new Error(`listed for PostgreSQL and excluded from it: ${both.join(", ")}`);
-  const missing = [...PG_PORTED, ...Object.keys(SQLITE_ONLY)].filter((f) => !allTests().includes(f));
+  const missing = [...PG_PORTED, ...Object.keys(NOT_ON_PG)].filter((f) => !allTests().includes(f));
   if (missing.length) throw new Error(`scripts/test.ts names files that do not exist: ${missing.join(", ")}`);
-  return files.filter((f) => !(f in SQLITE_ONLY));
+  return files.filter((f) => !(f in NOT_ON_PG));
 }
 
 async function pass(engine: "sqlite" | "pg", files: string[]): Promise<number> {
@@ -73,7 +74,7 @@ const chosen = argv.filter((a, i) => a !== "--engine" && argv[i - 1] !== "--engi
 
 const pgFiles = pgPass();
 const onPg = chosen.length ? chosen.filter((f) => (only === "pg" ? true : pgFiles.includes(f))) : pgFiles;
-const skipped = Object.entries(SQLITE_ONLY).filter(([f]) => !chosen.length || chosen.includes(f));
+const skipped = Object.entries(NOT_ON_PG).filter(([f]) => !chosen.length || chosen.includes(f));
 
 let failed = false;
 if (only !== "pg") failed = (await pass("sqlite", chosen)) !== 0;
