@@ -66,13 +66,13 @@ export async function runCommand(cmd: Command, flags: Map<string, string>, env: 
     out = await cmd.run(ctx);
   } catch (err) {
     if (opened) {
-      opened.$client.close();
+      await opened.close();
       // DESIGN §3: a failed command leaves no data folder or database behind
       removeCreatedFiles(opened);
     }
     throw err;
   }
-  opened?.$client.close();
+  await opened?.close();
   process.stdout.write(flags.get("json") === "true" ? JSON.stringify(out.json) + "\n" : out.text + "\n");
   return out.exitCode ?? 0;
 }
