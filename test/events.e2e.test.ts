@@ -2,7 +2,8 @@
 // (spec: Subscriber state table, Events; DESIGN §4 Events).
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createHmac } from "node:crypto";
-import { createClient } from "@libsql/client";
+import { sql as q } from "drizzle-orm";
+import { openStore } from "../src/db/open";
 import { startServer, until, type TestServer } from "./support/server";
 import { startReceiver, startSmtp, type Receiver, type Smtp } from "./support/peers";
 
@@ -22,12 +23,15 @@ afterAll(async () => {
 const uniq = () => Math.random().toString(36).slice(2, 8);
 const hmac = (secret: string, raw: string) => `sha256=${createHmac("sha256", secret).update(raw).digest("hex")}`;
 
-async function sql(server: TestServer, statement: string, args: any[] = []) {
-  const c = createClient({ url: server.dbUrl, timeout: 5_000 });
+/** Reads or changes the server's database directly, on either engine: `?` placeholders take `args` in order. */
+async function sql(server: TestServer, statement: string, args: any[] = []): Promise<any[]> {
+  const parts = statement.split("?");
+  const query = q.join(parts.map((text, i) => (i < args.length ? q`${q.raw(text)}${args[i]}` : q.raw(text))));
+  const o = await openStore(server.dbUrl, { poolSize: 1 });
   try {
-    return (await c.execute({ sql: statement, args })).rows;
+    return await o.store.rows(query);
   } finally {
-    c.close();
+    await o.close();
   }
 }
 
