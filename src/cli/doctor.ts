@@ -212,7 +212,8 @@ export const doctorCommand: Command = {
       if (disk) checks.push(disk);
       await mailChecks(config, checks);
       checks.push(await proxyCheck(config, opened?.store ?? null));
-      const backups = backupCheck(config);
+      // BACKUP_DIR holds `waitlist backup` files, which only the embedded database has (PostgreSQL: pg_dump's schedule)
+      const backups = isPgUrl(config.databaseUrl) ? null : backupCheck(config);
       if (backups) checks.push(backups);
     } finally {
       await opened?.close();
