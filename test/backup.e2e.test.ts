@@ -79,3 +79,15 @@ test.skipIf(engine === "pg")("with BACKUP_DIR set, backup without --to writes wa
   expect(missing.json.error.code).toBe("usage");
   expect(missing.json.error.message).toContain("--to");
 });
+
+test("PostgreSQL (issue 18): backup and restore refuse with exit 2 and one line pointing to pg_dump / pg_restore", async () => {
+  const db = "postgres://u:secret@127.0.0.1:1/none";
+  const backup = await runCli(["backup", "--to", join(s.dir, "pg.db"), "--db", db]);
+  expect(backup.code).toBe(2);
+  expect(backup.stderr.trim().split("\n")).toHaveLength(1);
+  expect(backup.stderr).toContain("pg_dump");
+  const restore = await runCli(["restore", "--from", join(s.dir, "pg.db"), "--db", db, "--json"]);
+  expect(restore.code).toBe(2);
+  expect(restore.json.error.code).toBe("unsupported");
+  expect(restore.json.error.message).toContain("pg_restore");
+});
