@@ -2,7 +2,7 @@
 // the cap is decided and recorded in the same write transaction as the change that sends the email.
 import { sql } from "drizzle-orm";
 import { now } from "../clock";
-import { toStatement, type Db } from "../db/client";
+import type { Db } from "../db/client";
 import type { Waitlist } from "../http/api";
 import { enqueue } from "../outbox/store";
 import { nothing, type Dispatch, type Outgoing } from "../outbox/events";
@@ -53,9 +53,9 @@ export async function resendConfirmation(db: Db, w: Pick<Waitlist, "id">, rawEma
   if (!email) throw badRequest("email is required");
   if (email.length > 254 || !isValidEmailSyntax(email)) throw badRequest("email must be a valid email address");
   const out = cappedConfirmation(nothing(), w, email, now());
-  await db.$writer.write(out.statements.map((st) => toStatement(db, st)));
+  await db.write(out.statements);
   dispatch(out.ids);
 }
 
 /** Sends older than a day no longer count toward any cap; cron removes them. */
-export const pruneConfirmationSends = (db: Db, at = now()) => db.run(sql`DELETE FROM confirmation_sends WHERE sent_at < ${at - DAY_MS}`);
+export const pruneConfirmationSends = (db: Db, at = now()) => db.exec(sql`DELETE FROM confirmation_sends WHERE sent_at < ${at - DAY_MS}`);
