@@ -200,7 +200,7 @@ const locks = (db: Db, referrerId: string | null, waitlistId: string | null): SQ
 async function insertPending(db: Db, waitlist: Waitlist, id: string, b: Base, out: Outgoing) {
   const isNew = sql`EXISTS (SELECT 1 FROM subscribers WHERE id = ${id})`;
   webhookEvent(out, waitlist, "subscriber.pending", id, isNew);
-  cappedConfirmation(out, waitlist, b.email, b.at);
+  cappedConfirmation(db.d, out, waitlist, b.email, b.at);
   const first = locks(db, b.referrerId, null);
   const [answer] = await db.write([...first, insertSubscriber(id, waitlist.id, b, sql`NULL`, sortableToken(32), null), ...out.statements]).then((r) => r.slice(first.length));
   return answer as unknown as SignUpRow[];
