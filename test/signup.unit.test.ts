@@ -89,3 +89,17 @@ test("double opt-in: a pending referee confirmed by two clicks is confirmed once
   await resendConfirmation(db, w, "nobody@x.io", () => {});
   expect((await pruneConfirmationSends(db)).changed).toBe(0);
 });
+
+test("one address signing up to 8 double opt-in waitlists at once gets 3 confirmation emails (the daily cap)", async () => {
+  const ids = ["w1", "w2", "w3", "w4", "w5", "w6", "w7", "w8"];
+  for (const id of ids) {
+    await db.exec(sql`INSERT INTO waitlists (id, account_id, key, slug, name, welcome_subject, welcome_body, confirmation_subject, confirmation_body,
+      signing_secret, double_opt_in, validate_emails, created_at, updated_at)
+      VALUES (${id}, 'a', ${`k-${id}`}, ${`s-${id}`}, ${`n-${id}`}, '', '', '', '', '', TRUE, FALSE, 0, 0)`);
+  }
+  const lists = await Promise.all(ids.map(async (id) => (await db.select().from(db.t.waitlists).where(eq(db.t.waitlists.id, id)))[0] as Waitlist));
+  const answers = await Promise.all(lists.map((w) => join(w, { email: "many@x.io" })));
+  expect(answers.filter((a) => a.is_new_sign_up)).toHaveLength(8);
+  expect(await count(sql`SELECT count(*) AS n FROM outbox WHERE topic = 'confirmation' AND waitlist_id IN ${ids}`)).toBe(3);
+  expect(await count(sql`SELECT count(*) AS n FROM confirmation_sends WHERE email = 'many@x.io'`)).toBe(3);
+});
