@@ -110,6 +110,22 @@ for (const [engine, open] of Object.entries(engines)) {
       const [w] = await s.rows<{ subscribers_count: number; last_seq: number }>(sql`SELECT subscribers_count, last_seq FROM waitlists WHERE id = 'w'`);
       expect(w).toEqual({ subscribers_count: 12, last_seq: 12 });
     });
+
+    test("writers deciding on something no row stands for yet, under lockKey, decide one after another", async () => {
+      const s = await open();
+      const email = `cap-${Math.random()}@example.com`;
+      // each may record a send only while fewer than 3 are recorded: without the lock, PostgreSQL's writers all read 0
+      await Promise.all(
+        Array.from({ length: 8 }, (_, i) =>
+          s.write([
+            s.d.lockKey(`confirmation:${email}`),
+            sql`INSERT INTO confirmation_sends (email, waitlist_id, sent_at)
+              SELECT ${email}, ${`w${i}`}, 0 WHERE (SELECT count(*) FROM confirmation_sends WHERE email = ${email}) < 3`,
+          ]),
+        ),
+      );
+      expect(await s.rows(sql`SELECT count(*) AS n FROM confirmation_sends WHERE email = ${email}`)).toEqual([{ n: 3 }]);
+    });
   });
 }
 
