@@ -1,17 +1,20 @@
 // `npm run bench` (DESIGN §7): every benchmark in one run, one table, each figure beside a ceiling measured
-// in the same run on the same machine. Knobs: BENCH_SIZES (default 10000,100000,1000000), BENCH_DURATION (s, default 5),
-// BENCH_SOAK_MINUTES (default 10; 0 skips the soak).
+// in the same run on the same machine, on embedded libSQL and on PostgreSQL (issue 18 item 8). Knobs: BENCH_SIZES
+// (default 10000,100000,1000000), BENCH_PG_SIZES (default 10000,100000; empty skips PostgreSQL), BENCH_DURATION
+// (s, default 5), BENCH_SOAK_MINUTES (default 10; 0 skips the soak).
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createClient } from "@libsql/client";
 import { BENCH_KEY, seed, WAITLIST_KEY } from "./seed";
+import { startPg } from "./pg";
 import { fmt, load, rssMb, startServer, table, timeCalls } from "./lib";
 import { soak } from "./soak";
 import { compaction } from "./compaction";
 
 const ROOT = join(import.meta.dir, "..");
 const SIZES = (process.env.BENCH_SIZES ?? "10000,100000,1000000").split(",").map(Number);
+const PG_SIZES = (process.env.BENCH_PG_SIZES ?? "10000,100000").split(",").filter(Boolean).map(Number);
 const DURATION = Number(process.env.BENCH_DURATION ?? 5);
 const rows: string[][] = [];
 const row = (measure: string, value: string, p50 = "-", p99 = "-", ratio = "-") => rows.push([measure, value, p50, p99, ratio]);
@@ -75,7 +78,19 @@ row("ceiling: bare Bun.serve {} @64 conns", `${fmt(base.rps, 0)} req/s`, fmt(bas
 const raw = await rawInserts(3);
 row("ceiling: raw libSQL insert loop (WAL, FULL)", `${fmt(raw, 0)} inserts/s`);
 
+/** Sign-up and read throughput @64 conns on one engine's server; failures are counted, not thrown (PostgreSQL). */
+async function throughput(url: string, n: number) {
+  const headers = { "x-api-key": BENCH_KEY, "content-type": "application/json" };
+  const signup = await warmLoad({ url: `${url}/api/v1/waitlist/${WAITLIST_KEY}/sign-up`, method: "POST", headers, emailBody: true, duration: DURATION });
+  // a subscriber in the middle of the line: its position is counted, not looked up
+  const read = await warmLoad({ url: `${url}/api/v1/waitlist/${WAITLIST_KEY}/subscribers/sub${Math.ceil(n / 2)}`, headers, duration: DURATION });
+  return { signup, read, failed: signup.non2xx + signup.errors + read.non2xx + read.errors };
+}
+const failures = (r: { non2xx: number; errors: number }) => (r.non2xx + r.errors ? ` (${r.non2xx + r.errors} failed)` : "");
+let loadFailed = false;
+
 const signupRps: Record<number, number> = {};
+const readRps: Record<number, number> = {};
 const getP50: Record<number, number> = {};
 const listP50: Record<number, number> = {};
 for (const n of SIZES) {
@@ -96,6 +111,10 @@ for (const n of SIZES) {
   if (signup.non2xx || signup.errors) throw new Error(`sign-up load had failures: ${JSON.stringify(signup)}`);
   signupRps[n] = signup.rps;
   row(`sign-up @64 conns, ${label} subscribers`, `${fmt(signup.rps, 0)} req/s`, fmt(signup.p50, 1), fmt(signup.p99, 1), fmt(signup.rps / base.rps, 3));
+  const read = await warmLoad({ url: `${server.url}/api/v1/waitlist/${WAITLIST_KEY}/subscribers/sub${Math.ceil(n / 2)}`, headers, duration: DURATION });
+  if (read.non2xx || read.errors) throw new Error(`read load had failures: ${JSON.stringify(read)}`);
+  readRps[n] = read.rps;
+  row(`GET subscriber @64 conns, ${label}`, `${fmt(read.rps, 0)} req/s`, fmt(read.p50, 1), fmt(read.p99, 1), fmt(read.rps / base.rps, 3));
   row(`GET subscriber (sequential), ${label}`, "-", fmt(get.p50, 2), fmt(get.p99, 2));
   row(`list by position 100/page (sequential), ${label}`, "-", fmt(list.p50, 2), fmt(list.p99, 2));
   if (n === SIZES[0]) {
@@ -115,6 +134,38 @@ if (small !== large) {
   row(`sign-up throughput ${large.toLocaleString("en")} / ${small.toLocaleString("en")}`, "-", "-", "-", fmt(signupRps[large] / signupRps[small], 2));
   row(`GET subscriber p50 ${large.toLocaleString("en")} / ${small.toLocaleString("en")}`, "-", "-", "-", fmt(getP50[large] / getP50[small], 2));
   row(`list page p50 ${large.toLocaleString("en")} / ${small.toLocaleString("en")}`, "-", "-", "-", fmt(listP50[large] / listP50[small], 2));
+}
+
+// issue 18: the same loads on PostgreSQL (its own server from npm, fsync on, DATABASE_POOL_SIZE default 10),
+// beside embedded libSQL: each as a share of this run's ceiling, and as a ratio to the embedded figure
+if (PG_SIZES.length) {
+  const pg = await startPg();
+  try {
+    const rawPg = await pg.rawInserts(3);
+    row("ceiling: raw PostgreSQL insert loop (one connection, fsync on)", `${fmt(rawPg, 0)} inserts/s`);
+    for (const n of PG_SIZES) {
+      const label = n.toLocaleString("en");
+      const dbUrl = await pg.database(`bench_${n}`);
+      await seed(dbUrl, n);
+      const server = await startServer(dbUrl);
+      try {
+        const headers = { "x-api-key": BENCH_KEY };
+        for (let i = 0; i < 200; i++) await fetch(`${server.url}/api/v1/waitlist/${WAITLIST_KEY}/subscribers/sub${1 + ((i * 7919) % n)}`, { headers }).then((r) => r.text());
+        const get = await timeCalls(1000, (i) => fetch(`${server.url}/api/v1/waitlist/${WAITLIST_KEY}/subscribers/sub${1 + ((i * 104_729) % n)}`, { headers }).then((r) => r.text()));
+        const { signup, read, failed } = await throughput(server.url, n);
+        if (failed) loadFailed = true;
+        row(`PostgreSQL sign-up @64 conns, ${label} subscribers`, `${fmt(signup.rps, 0)} req/s${failures(signup)}`, fmt(signup.p50, 1), fmt(signup.p99, 1), fmt(signup.rps / base.rps, 3));
+        row(`PostgreSQL GET subscriber @64 conns, ${label}`, `${fmt(read.rps, 0)} req/s${failures(read)}`, fmt(read.p50, 1), fmt(read.p99, 1), fmt(read.rps / base.rps, 3));
+        row(`PostgreSQL GET subscriber (sequential), ${label}`, "-", fmt(get.p50, 2), fmt(get.p99, 2));
+        if (signupRps[n]) row(`sign-up throughput PostgreSQL / embedded, ${label}`, "-", "-", "-", fmt(signup.rps / signupRps[n], 2));
+        if (readRps[n]) row(`GET subscriber throughput PostgreSQL / embedded, ${label}`, "-", "-", "-", fmt(read.rps / readRps[n], 2));
+      } finally {
+        await server.stop();
+      }
+    }
+  } finally {
+    await pg.stop();
+  }
 }
 
 // issue 17: pruning frees pages, the nightly compaction hands them back to the disk
@@ -172,7 +223,6 @@ if (SOAK_MINUTES > 0) {
 }
 
 console.log(table(["measure", "value", "p50 ms", "p99 ms", "x ceiling"], rows));
-if (soakFailed) {
-  console.error("the soak failed: a request failed, memory grew or a webhook was never delivered");
-  process.exit(1);
-}
+if (loadFailed) console.error("a PostgreSQL load had failed requests (see the rows marked failed)");
+if (soakFailed) console.error("the soak failed: a request failed, memory grew or a webhook was never delivered");
+if (loadFailed || soakFailed) process.exit(1);

@@ -1,5 +1,6 @@
-// Seeds a database file with one account, one waitlist and N confirmed subscribers (the triggers rank and
-// count them as they go): the state a waitlist reaches after N sign-ups, written in seconds.
+// Seeds a database (embedded file or PostgreSQL: portable SQL through the Store) with one account, one waitlist
+// and N confirmed subscribers (the triggers rank and count them as they go): the state a waitlist reaches after
+// N sign-ups, written in seconds.
 import { sql } from "drizzle-orm";
 import { sha256Hex } from "../src/clock";
 import { openDatabase } from "../src/db/client";
@@ -8,23 +9,23 @@ export const BENCH_KEY = "wl_acct_benchbenchbenchbenchbenchbenchbenchbench";
 export const WAITLIST_KEY = "benchwaitlist";
 
 export async function seed(url: string, n: number): Promise<void> {
-  const db = await openDatabase({ url });
-  await db.batch([
-    db.run(sql`INSERT INTO accounts (id, username, plan, ai_credits, created_at) VALUES ('acct_bench', 'bench', 'business', 10, 0)`),
-    db.run(sql`INSERT INTO api_keys (id, account_id, name, hash, created_at) VALUES ('key_bench', 'acct_bench', 'bench', ${sha256Hex(BENCH_KEY)}, 0)`),
-    db.run(sql`INSERT INTO waitlists (id, account_id, key, slug, name, referral_enabled, welcome_subject, welcome_body, confirmation_subject,
+  const db = await openDatabase({ url, poolSize: 2 });
+  await db.write([
+    sql`INSERT INTO accounts (id, username, plan, ai_credits, created_at) VALUES ('acct_bench', 'bench', 'business', 10, 0)`,
+    sql`INSERT INTO api_keys (id, account_id, name, hash, created_at) VALUES ('key_bench', 'acct_bench', 'bench', ${sha256Hex(BENCH_KEY)}, 0)`,
+    sql`INSERT INTO waitlists (id, account_id, key, slug, name, referral_enabled, welcome_subject, welcome_body, confirmation_subject,
       confirmation_body, signing_secret, created_at, updated_at)
-      VALUES ('wl_bench', 'acct_bench', ${WAITLIST_KEY}, 'bench', 'Bench', 1, 's', 'b', 's', 'b', 'x', 0, 0)`),
+      VALUES ('wl_bench', 'acct_bench', ${WAITLIST_KEY}, 'bench', 'Bench', TRUE, 's', 'b', 's', 'b', 'x', 0, 0)`,
   ]);
   // points: most at the sign-up 50, a tail with referrals, like a real referral program
   const chunk = 100_000;
   for (let from = 1; from <= n; from += chunk) {
     const to = Math.min(n, from + chunk - 1);
-    await db.run(sql`WITH RECURSIVE k(i) AS (SELECT CAST(${from} AS INTEGER) UNION ALL SELECT i + 1 FROM k WHERE i < ${to})
+    await db.exec(sql`WITH RECURSIVE k(i) AS (SELECT CAST(${from} AS INTEGER) UNION ALL SELECT i + 1 FROM k WHERE i < CAST(${to} AS INTEGER))
       INSERT INTO subscribers (id, waitlist_id, email, status, deliverability, points, seq, referral_code, sign_up_token, metadata,
         joined_with, joined_at, confirmed_at, updated_at)
       SELECT 'sub' || i, 'wl_bench', 'user' || i || '@example.com', 'confirmed', 'unknown',
         CASE WHEN i % 10 = 0 THEN 50 + 30 * (1 + i % 7) ELSE 50 END, i, 'c' || i, 't' || i, '{}', 'api', i, i, i FROM k`);
   }
-  db.$client.close();
+  await db.close();
 }

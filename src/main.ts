@@ -10,6 +10,7 @@ import { keyCommands, waitlistKeyCommand } from "./cli/key";
 import { backupCommand } from "./cli/backup";
 import { restoreCommand } from "./cli/restore";
 import { doctorCommand } from "./cli/doctor";
+import { migrateDbCommand } from "./cli/migrate-db";
 import { versionCommand, versionLine } from "./cli/version";
 import { commandHelp, GENERAL_USAGE, generalHelp, usageLine } from "./cli/help";
 import { serve, serveFlags } from "./cli/serve";
@@ -21,7 +22,7 @@ const SERVE: Command = {
   required: [],
   run: () => Promise.reject(new Error("serve runs from main")),
 };
-const COMMANDS: Command[] = [SERVE, ...accountCommands, ...keyCommands, waitlistKeyCommand, backupCommand, restoreCommand, doctorCommand, versionCommand];
+const COMMANDS: Command[] = [SERVE, ...accountCommands, ...keyCommands, waitlistKeyCommand, backupCommand, restoreCommand, migrateDbCommand, doctorCommand, versionCommand];
 const GROUPS = new Set(COMMANDS.filter((c) => c.name.includes(" ")).map((c) => c.name.split(" ")[0]));
 const TOP_LEVEL = [...new Set(COMMANDS.map((c) => c.name.split(" ")[0])), "help"];
 

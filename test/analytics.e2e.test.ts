@@ -53,12 +53,12 @@ describe("POST .../log-view", () => {
     await s.request("POST", `${path}/log-view`, { key, headers: { "user-agent": "Hashed UA" } });
     const db = await openDatabase({ url: s.dbUrl });
     try {
-      const rows = await db.all<{ visitor: string }>(sql`SELECT d.visitor FROM view_dedupe d JOIN waitlists w ON w.id = d.waitlist_id WHERE w.key = ${w.key}`);
+      const rows = await db.rows<{ visitor: string }>(sql`SELECT d.visitor FROM view_dedupe d JOIN waitlists w ON w.id = d.waitlist_id WHERE w.key = ${w.key}`);
       expect(rows.length).toBe(1);
       expect(rows[0]!.visitor).toMatch(/^h:[0-9a-f]{64}$/);
       expect(rows[0]!.visitor).not.toContain("127.0.0.1");
     } finally {
-      db.$client.close();
+      await db.close();
     }
   });
 
@@ -150,9 +150,9 @@ describe("the 24-hour window and the prune job", () => {
     expect(await logView(db, "w", "id:v", t0)).toBe(true);
     expect(await logView(db, "w", "id:v", t0 + DEDUPE_MS - 1)).toBe(false);
     expect(await logView(db, "w", "id:v", t0 + DEDUPE_MS)).toBe(true);
-    const [w] = await db.all<{ views_count: number }>(sql`SELECT views_count FROM waitlists WHERE id = 'w'`);
+    const [w] = await db.rows<{ views_count: number }>(sql`SELECT views_count FROM waitlists WHERE id = 'w'`);
     expect(w.views_count).toBe(2);
-    const days = await db.all<{ date: string; views: number }>(sql`SELECT date, views FROM daily_stats WHERE waitlist_id = 'w' ORDER BY date`);
+    const days = await db.rows<{ date: string; views: number }>(sql`SELECT date, views FROM daily_stats WHERE waitlist_id = 'w' ORDER BY date`);
     expect(days).toEqual([
       { date: "2026-01-01", views: 1 },
       { date: "2026-01-02", views: 1 },
@@ -172,7 +172,7 @@ describe("the 24-hour window and the prune job", () => {
     await logView(db, "w", "id:old", t0);
     await logView(db, "w", "id:new", t0 + DEDUPE_MS);
     await pruneViewDedupe(db, t0 + DEDUPE_MS + 1);
-    const left = await db.all<{ visitor: string }>(sql`SELECT visitor FROM view_dedupe WHERE visitor IN ('id:old', 'id:new')`);
+    const left = await db.rows<{ visitor: string }>(sql`SELECT visitor FROM view_dedupe WHERE visitor IN ('id:old', 'id:new')`);
     expect(left.map((r) => r.visitor)).toEqual(["id:new"]);
   });
 });

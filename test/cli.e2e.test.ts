@@ -304,16 +304,17 @@ describe("a CLI that explains itself", () => {
     const pkg = await Bun.file(join(import.meta.dir, "..", "package.json")).json();
     const line = await runCli(["--version"]);
     expect(line.code).toBe(0);
-    expect(line.stdout).toMatch(new RegExp(`^waitlist ${pkg.version.replace(/\./g, "\\.")} \\(commit [0-9a-f]{7,}|unknown, schema \\d+, bun ${Bun.version.replace(/\./g, "\\.")}\\)\n$`));
+    expect(line.stdout).toMatch(new RegExp(`^waitlist ${pkg.version.replace(/\./g, "\\.")} \\(commit [0-9a-f]{7,}|unknown, schema \\d+, pg schema \\d+, bun ${Bun.version.replace(/\./g, "\\.")}\\)\n$`));
     const v = oneJson(await runCli(["version", "--json"]));
-    expect(Object.keys(v).sort()).toEqual(["bun", "commit", "schema", "version"]);
+    expect(Object.keys(v).sort()).toEqual(["bun", "commit", "pg_schema", "schema", "version"]);
     expect(v.version).toBe(pkg.version);
     expect(v.bun).toBe(Bun.version);
     const git = Bun.spawnSync(["git", "rev-parse", "--short", "HEAD"], { cwd: import.meta.dir }).stdout.toString().trim();
     expect(v.commit).toBe(git || "unknown");
     // the binary's schema version is the number of embedded migrations
-    const { migrations } = await import("../src/db/migrations.gen");
+    const { migrations, pgMigrations } = await import("../src/db/migrations.gen");
     expect(v.schema).toBe(migrations.length);
+    expect(v.pg_schema).toBe(pgMigrations.length);
     expect(line.stdout).toContain(`commit ${v.commit}, schema ${v.schema},`);
   });
 

@@ -3,7 +3,7 @@
 // webhooks they owed still go out.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { createClient } from "@libsql/client";
-import { startServer, until, type TestServer } from "./support/server";
+import { engine, startServer, until, type TestServer } from "./support/server";
 import { startReceiver, startSmtp, type Receiver, type Smtp } from "./support/peers";
 
 let smtp: Smtp;
@@ -18,7 +18,8 @@ afterAll(async () => {
   await smtp.close();
 });
 
-test("every sign-up answered 200 before a SIGKILL is there after the restart, ranked 1..n, and gets its welcome email and webhook", async () => {
+// SQLite only: the killed server's embedded file is read back through libSQL (PostgreSQL: test/pg-outage.e2e.test.ts)
+test.skipIf(engine === "pg")("every sign-up answered 200 before a SIGKILL is there after the restart, ranked 1..n, and gets its welcome email and webhook", async () => {
   const env = { RATE_LIMITS: "off", SMTP_URL: smtp.url };
   const first = await startServer({ env });
   servers.push(first);

@@ -1,7 +1,8 @@
 // DESIGN §9: the dashboard is served by the binary under a strict CSP with no third-party request, and
 // the one API extension it needs for its live preview (POST .../landing-page/preview). Over real HTTP.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { createClient } from "@libsql/client";
+import { sql } from "drizzle-orm";
+import { openDatabase } from "../src/db/client";
 import { startServer, type TestServer } from "./support/server";
 
 const BASE_URL = "http://wl.dash.example";
@@ -126,9 +127,9 @@ describe("POST .../landing-page/preview (extension)", () => {
     expect(unknown.text).toContain("Preview expired");
     const r = await s.request("POST", `${path}/preview`, { key, body: { headline: "Soon gone" } });
     const token = r.body.data.preview_url.split("/").pop();
-    const db = createClient({ url: s.dbUrl, timeout: 5_000 });
-    await db.execute({ sql: "UPDATE landing_previews SET expires_at = ? WHERE token = ?", args: [Date.now() - 1, token] });
-    db.close();
+    const db = await openDatabase({ url: s.dbUrl });
+    await db.exec(sql`UPDATE landing_previews SET expires_at = ${Date.now() - 1} WHERE token = ${token}`);
+    await db.close();
     expect((await s.request("GET", `/preview/${token}`)).status).toBe(404);
   });
 

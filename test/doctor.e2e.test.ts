@@ -7,6 +7,8 @@ import { join } from "node:path";
 import type { AddressInfo } from "node:net";
 import { SMTPServer } from "smtp-server";
 import { startSmtp, type Smtp } from "./support/peers";
+import { openStore } from "../src/db/open";
+import { scratchPgUrl } from "./support/pg";
 import { runCli, startServer, type TestServer } from "./support/server";
 
 let dir: string;
@@ -148,5 +150,35 @@ describe("doctor", () => {
     const on = await doctor({ DATABASE_URL: s.dbUrl, BASE_URL: "https://wl.example.com", TRUST_PROXY: "true" });
     expect(on.checks.get("trust_proxy")!.status).toBe("ok");
     rmSync(s.dir, { recursive: true, force: true });
+  });
+
+  test("PostgreSQL (issue 18): reachable, writable and the schema current, said as PostgreSQL; no file sizes; the running server seen", async () => {
+    const url = await scratchPgUrl();
+    const env = { BASE_URL: "https://wl.example.com", MAIL_FROM: "Launch <hello@example.com>" };
+    const empty = await doctor({ ...env, DATABASE_URL: url });
+    expect(empty.code).toBe(1);
+    expect(empty.checks.get("database")).toMatchObject({ status: "fail" });
+    expect(empty.checks.get("database")!.message).toContain("PostgreSQL");
+    expect(empty.checks.get("database")!.message).toContain("no waitlist schema");
+    const unreachable = await doctor({ ...env, DATABASE_URL: "postgres://u:secret@127.0.0.1:1/none" });
+    expect(unreachable.checks.get("database")!.message).toMatch(/^cannot reach PostgreSQL at postgres:\/\/127\.0\.0\.1:1\/none: /);
+    expect(unreachable.checks.get("database")!.message).not.toContain("secret");
+
+    await (await openStore(url)).close(); // what serve does at its first start: the migrations
+    const sound = await doctor({ ...env, DATABASE_URL: url });
+    expect(sound.checks.get("database")).toMatchObject({ status: "ok" });
+    expect(sound.checks.get("database")!.message).toMatch(/^PostgreSQL at .* answers and is writable$/);
+    expect(sound.checks.get("schema")!.message).toMatch(/^PostgreSQL schema \d+ is current$/);
+    expect(sound.checks.has("files")).toBe(false);
+    expect(sound.checks.has("disk")).toBe(false);
+    expect(sound.checks.get("server")!.message).toBe("no server is running on this database");
+
+    const s = await startServer({ dbUrl: url });
+    servers.push(s);
+    const running = await doctor({ ...env, DATABASE_URL: url });
+    expect(running.checks.get("server")!.message).toContain(`running: pid ${s.proc.pid}`);
+    await s.stop();
+    const after = await doctor({ ...env, DATABASE_URL: url });
+    expect(after.checks.get("server")!.message).toBe("no server is running on this database");
   });
 });

@@ -2,7 +2,8 @@
 // (spec: Subscriber state table, Events; DESIGN §4 Events).
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createHmac } from "node:crypto";
-import { createClient } from "@libsql/client";
+import { sql, type SQL } from "drizzle-orm";
+import { openDatabase } from "../src/db/client";
 import { startServer, until, type TestServer } from "./support/server";
 import { startReceiver, startSmtp, type Receiver, type Smtp } from "./support/peers";
 
@@ -22,12 +23,12 @@ afterAll(async () => {
 const uniq = () => Math.random().toString(36).slice(2, 8);
 const hmac = (secret: string, raw: string) => `sha256=${createHmac("sha256", secret).update(raw).digest("hex")}`;
 
-async function sql(server: TestServer, statement: string, args: any[] = []) {
-  const c = createClient({ url: server.dbUrl, timeout: 5_000 });
+async function query(server: TestServer, q: SQL) {
+  const db = await openDatabase({ url: server.dbUrl });
   try {
-    return (await c.execute({ sql: statement, args })).rows;
+    return await db.rows<any>(q);
   } finally {
-    c.close();
+    await db.close();
   }
 }
 
@@ -98,7 +99,7 @@ describe("double opt-in", () => {
     const types = eventsFor(w.key).map((d) => d.body.type);
     expect(types.filter((t) => t === "subscriber.pending")).toHaveLength(1);
     expect(types.filter((t) => t === "subscriber.confirmed")).toHaveLength(1);
-    const outbox = await sql(s, "SELECT topic FROM outbox WHERE subscriber_id = ? AND kind = 'email' ORDER BY created_at", [confirmed.id]);
+    const outbox = await query(s, sql`SELECT topic FROM outbox WHERE subscriber_id = ${confirmed.id} AND kind = 'email' ORDER BY created_at, id`);
     expect(outbox.map((r) => r.topic)).toEqual(["confirmation", "welcome"]);
     const event = eventsFor(w.key, "subscriber.confirmed")[0];
     expect(event.headers["x-webhook-signature"]).toBe(hmac(secret, event.raw));
@@ -134,7 +135,7 @@ describe("double opt-in", () => {
     await s.request("POST", `${path}/sign-up`, { key, body: { email } });
     const link = (await until(() => mailTo(email)[0], 5_000))!.text!.match(/\/confirm\/[A-Za-z0-9]+/)![0];
     expect((await fetch(`${s.url}${link}`, { method: "POST", redirect: "manual" })).status).toBe(303);
-    const rows = await sql(s, "SELECT o.topic FROM outbox o JOIN subscribers x ON x.id = o.subscriber_id WHERE x.email = ? AND o.kind = 'email'", [email]);
+    const rows = await query(s, sql`SELECT o.topic FROM outbox o JOIN subscribers x ON x.id = o.subscriber_id WHERE x.email = ${email} AND o.kind = 'email'`);
     expect(rows.map((r) => r.topic)).toEqual(["confirmation"]);
   });
 
@@ -187,7 +188,7 @@ describe("webhooks", () => {
     await s.request("POST", `${path}/sign-up`, { key, body: { email: `retry-${uniq()}@example.com` } });
     const first = await until(() => eventsFor(w.key)[0], 5_000, "first attempt");
     const [row] = await until(async () => {
-      const rows = await sql(s, "SELECT id, attempts, next_attempt_at, status, last_status FROM outbox WHERE id = ?", [first.body.id]);
+      const rows = await query(s, sql`SELECT id, attempts, next_attempt_at, status, last_status FROM outbox WHERE id = ${first.body.id}`);
       return rows[0]?.attempts === 1 && rows[0]?.last_status === 500 ? rows : null;
     }, 5_000, "failure recorded");
     expect(row.status).toBe("pending");
@@ -195,11 +196,11 @@ describe("webhooks", () => {
     expect(delay).toBeGreaterThan(27_000 - 1_000);
     expect(delay).toBeLessThan(33_000 + 1_000);
     // bring the retry forward instead of waiting 30 s; the 5 s retry job picks it up
-    await sql(s, "UPDATE outbox SET next_attempt_at = 0 WHERE id = ?", [first.body.id]);
+    await query(s, sql`UPDATE outbox SET next_attempt_at = 0 WHERE id = ${first.body.id}`);
     const retried = await until(() => eventsFor(w.key)[1], 10_000, "retry");
     expect(retried.headers["x-webhook-id"]).toBe(first.headers["x-webhook-id"]);
     expect(retried.raw).toBe(first.raw);
-    await until(async () => (await sql(s, "SELECT status FROM outbox WHERE id = ?", [first.body.id]))[0].status === "sent", 5_000, "sent");
+    await until(async () => (await query(s, sql`SELECT status FROM outbox WHERE id = ${first.body.id}`))[0].status === "sent", 5_000, "sent");
   });
 
   test("an event accepted while the receiver is down survives a restart of the app and is delivered", async () => {
@@ -211,14 +212,14 @@ describe("webhooks", () => {
     const signUp = await server.request("POST", `${path}/sign-up`, { key, body: { email: `restart-${uniq()}@example.com` } });
     expect(signUp.status).toBe(200);
     const [row] = await until(async () => {
-      const rows = await sql(server, "SELECT id, attempts, last_error FROM outbox WHERE waitlist_id = ? AND attempts = 1 AND last_error IS NOT NULL", [w.id]);
+      const rows = await query(server, sql`SELECT id, attempts, last_error FROM outbox WHERE waitlist_id = ${w.id} AND attempts = 1 AND last_error IS NOT NULL`);
       return rows.length ? rows : null;
     }, 10_000, "failed first attempt");
     await server.stop({ keep: true });
     const back = startReceiver(port);
     const restarted = await startServer({ env: { RATE_LIMITS: "off" }, dbUrl: server.dbUrl });
     try {
-      await sql(restarted, "UPDATE outbox SET next_attempt_at = 0 WHERE id = ?", [row.id]);
+      await query(restarted, sql`UPDATE outbox SET next_attempt_at = 0 WHERE id = ${row.id}`);
       const delivered = await until(() => back.deliveries[0], 10_000, "delivery after restart");
       expect(delivered.body.id).toBe(row.id);
       expect(delivered.body.type).toBe("subscriber.created");
@@ -252,7 +253,7 @@ describe("webhooks", () => {
   test("with the webhook disabled no delivery is written", async () => {
     const { key, w, path } = await waitlist({ webhook: { enabled: false } });
     await s.request("POST", `${path}/sign-up`, { key, body: { email: `off-${uniq()}@example.com` } });
-    expect(await sql(s, "SELECT count(*) AS n FROM outbox WHERE waitlist_id = ? AND kind = 'webhook'", [w.id])).toEqual([expect.objectContaining({ n: 0 })]);
+    expect(await query(s, sql`SELECT count(*) AS n FROM outbox WHERE waitlist_id = ${w.id} AND kind = 'webhook'`)).toEqual([expect.objectContaining({ n: 0 })]);
   });
 });
 
@@ -266,7 +267,7 @@ describe("emails without SMTP_URL", () => {
     expect(line).toContain('"to":"h***@example.com"');
     expect(line).not.toContain(email);
     expect(line).toContain("/confirm/");
-    const [held] = await sql(quiet, "SELECT status FROM outbox WHERE kind = 'email'");
+    const [held] = await query(quiet, sql`SELECT status FROM outbox WHERE kind = 'email'`);
     expect(held.status).toBe("pending");
     await quiet.stop({ keep: true });
     const withSmtp = await startServer({ env: { RATE_LIMITS: "off", SMTP_URL: smtp.url }, dbUrl: quiet.dbUrl });
@@ -283,10 +284,10 @@ describe("emails without SMTP_URL", () => {
     const email = `smtpfail-${uniq()}@example.com`;
     await s.request("POST", `${path}/sign-up`, { key, body: { email } });
     const [row] = await until(async () => {
-      const rows = await sql(s, "SELECT o.id FROM outbox o JOIN subscribers x ON x.id = o.subscriber_id WHERE x.email = ? AND o.attempts = 1 AND o.last_error IS NOT NULL", [email]);
+      const rows = await query(s, sql`SELECT o.id FROM outbox o JOIN subscribers x ON x.id = o.subscriber_id WHERE x.email = ${email} AND o.attempts = 1 AND o.last_error IS NOT NULL`);
       return rows.length ? rows : null;
     }, 5_000, "failed send");
-    await sql(s, "UPDATE outbox SET next_attempt_at = 0 WHERE id = ?", [row.id]);
+    await query(s, sql`UPDATE outbox SET next_attempt_at = 0 WHERE id = ${row.id}`);
     await until(() => mailTo(email)[0], 10_000, "retried email");
   });
 });

@@ -1,7 +1,8 @@
 // Letting people in (issue 11 items 1-3): access status, invite the next N by rank (or given subscribers),
 // reject, the single-use invite link, and verifying its token. Over real HTTP with real SMTP and webhooks.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { createClient } from "@libsql/client";
+import { sql } from "drizzle-orm";
+import { openDatabase } from "../src/db/client";
 import { startServer, until, type TestServer } from "./support/server";
 import { startReceiver, startSmtp, type Receiver, type Smtp } from "./support/peers";
 
@@ -133,9 +134,9 @@ describe("the invite link", () => {
       return linkIn(String(mail.text))!.split("/").pop()!;
     };
     const [expired, withdrawn] = [await tokenOf(emails[0]), await tokenOf(emails[1])];
-    const db = createClient({ url: s.dbUrl, timeout: 5_000 });
-    await db.execute({ sql: "UPDATE subscribers SET invite_expires_at = 1 WHERE invite_token = ?", args: [expired] });
-    db.close();
+    const db = await openDatabase({ url: s.dbUrl });
+    await db.exec(sql`UPDATE subscribers SET invite_expires_at = 1 WHERE invite_token = ${expired}`);
+    await db.close();
     const late = await fetch(`${s.url}/i/${expired}`, { method: "POST" });
     expect([late.status, (await late.text()).includes("Invitation expired")]).toEqual([410, true]);
     expect((await s.request("GET", `${path}/invites/${expired}`, { key })).body.data.invite).toMatchObject({ status: "expired", valid: false });

@@ -2,7 +2,8 @@
 // leave link changes nothing (status, webhooks, emails); the page's button POSTs and acts once.
 // Rejecting sends subscriber.rejected and withdraws an invite link. Real HTTP, SMTP and webhooks.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { createClient } from "@libsql/client";
+import { sql, type SQL } from "drizzle-orm";
+import { openDatabase } from "../src/db/client";
 import { startServer, until, type TestServer } from "./support/server";
 import { startReceiver, startSmtp, type Receiver, type Smtp } from "./support/peers";
 
@@ -22,12 +23,12 @@ afterAll(async () => {
 
 const uniq = () => Math.random().toString(36).slice(2, 8);
 
-async function rows(statement: string, args: any[] = []) {
-  const c = createClient({ url: s.dbUrl, timeout: 5_000 });
+async function rows(query: SQL) {
+  const db = await openDatabase({ url: s.dbUrl });
   try {
-    return (await c.execute({ sql: statement, args })).rows;
+    return await db.rows<any>(query);
   } finally {
-    c.close();
+    await db.close();
   }
 }
 
@@ -40,7 +41,7 @@ async function waitlist(settings: Record<string, unknown> = {}, name = `Links ${
   const events = (type: string) => hooks.deliveries.filter((d) => d.body?.type === type && d.body?.waitlist?.key === w.key);
   const signUp = async (email: string, metadata?: Record<string, unknown>) => (await s.request("POST", `${path}/sign-up`, { key, body: { email, metadata } })).body;
   /** Every outbox row the waitlist has: what a request wrote to send (emails and webhooks), sent or not. */
-  const outbox = async () => (await rows("SELECT kind, topic, subscriber_id FROM outbox WHERE waitlist_id = ? ORDER BY id", [w.id])).map((r) => `${r.kind}:${r.topic}:${r.subscriber_id}`);
+  const outbox = async () => (await rows(sql`SELECT kind, topic, subscriber_id FROM outbox WHERE waitlist_id = ${w.id} ORDER BY id`)).map((r) => `${r.kind}:${r.topic}:${r.subscriber_id}`);
   return { key, w, path, one, events, signUp, outbox };
 }
 

@@ -25,7 +25,7 @@ function rng(seed: number) {
 
 async function insert(id: string, points: number, seq: number) {
   // the triggers of drizzle/0005_rank_triggers.sql keep the counters
-  await db.run(sql`INSERT INTO subscribers (id, waitlist_id, email, status, deliverability, points, seq, referral_code, sign_up_token, joined_with, joined_at, updated_at)
+  await db.exec(sql`INSERT INTO subscribers (id, waitlist_id, email, status, deliverability, points, seq, referral_code, sign_up_token, joined_with, joined_at, updated_at)
       VALUES (${id}, 'w', ${id + "@x.io"}, 'confirmed', 'unknown', ${points}, ${seq}, ${"c" + id}, ${"t" + id}, 'api', 0, 0)`);
 }
 
@@ -49,15 +49,15 @@ test("positions and select-by-rank agree with sorting, across blocks, after inse
     if (!rows.has(id)) continue;
     if (random() < 0.7) {
       const points = [0, 10, 50, 80, 200][Math.floor(random() * 5)];
-      await db.run(sql`UPDATE subscribers SET points = ${points} WHERE id = ${id}`);
+      await db.exec(sql`UPDATE subscribers SET points = ${points} WHERE id = ${id}`);
       rows.get(id)!.points = points;
     } else {
-      await db.run(sql`DELETE FROM subscribers WHERE id = ${id}`);
+      await db.exec(sql`DELETE FROM subscribers WHERE id = ${id}`);
       rows.delete(id);
     }
   }
   const expected = [...rows.entries()].sort(([, a], [, b]) => b.points - a.points || a.seq - b.seq).map(([id]) => id);
-  const actual = await db.all<{ id: string; position: number }>(sql`SELECT s.id, ${positionOf("s")} AS position FROM subscribers s`);
+  const actual = await db.rows<{ id: string; position: number }>(sql`SELECT s.id, ${positionOf("s")} AS position FROM subscribers s`);
   const byId = new Map(actual.map((r) => [r.id, Number(r.position)]));
   expect(expected.map((id) => byId.get(id))).toEqual(expected.map((_, i) => i + 1));
   for (let k = 0; k < expected.length; k += 7) {
@@ -68,15 +68,15 @@ test("positions and select-by-rank agree with sorting, across blocks, after inse
 });
 
 test("a waitlist's version changes with its settings, not with its counters", async () => {
-  const version = async () => (await db.all<{ version: number }>(sql`SELECT version FROM waitlists WHERE id = 'w'`))[0].version;
+  const version = async () => (await db.rows<{ version: number }>(sql`SELECT version FROM waitlists WHERE id = 'w'`))[0].version;
   const start = await version();
-  await db.run(sql`UPDATE waitlists SET name = 'renamed' WHERE id = 'w'`);
+  await db.exec(sql`UPDATE waitlists SET name = 'renamed' WHERE id = 'w'`);
   expect(await version()).toBe(start + 1);
-  await db.run(sql`UPDATE waitlists SET views_count = views_count + 1 WHERE id = 'w'`);
-  await db.run(sql`INSERT INTO subscribers (id, waitlist_id, email, status, deliverability, points, seq, referral_code, sign_up_token, joined_with, joined_at, updated_at)
+  await db.exec(sql`UPDATE waitlists SET views_count = views_count + 1 WHERE id = 'w'`);
+  await db.exec(sql`INSERT INTO subscribers (id, waitlist_id, email, status, deliverability, points, seq, referral_code, sign_up_token, joined_with, joined_at, updated_at)
     VALUES ('v1', 'w', 'v1@x.io', 'confirmed', 'unknown', 0, 999999, 'cv1', 'tv1', 'api', 0, 0)`);
-  await db.run(sql`DELETE FROM subscribers WHERE id = 'v1'`);
+  await db.exec(sql`DELETE FROM subscribers WHERE id = 'v1'`);
   expect(await version()).toBe(start + 1);
-  await db.run(sql`UPDATE waitlists SET signing_secret = 'rotated' WHERE id = 'w'`);
+  await db.exec(sql`UPDATE waitlists SET signing_secret = 'rotated' WHERE id = 'w'`);
   expect(await version()).toBe(start + 2);
 });

@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createClient } from "@libsql/client";
 import { startFakeModel } from "./support/peers";
-import { runCli, startServer, until, type CliResult, type TestServer } from "./support/server";
+import { engine, runCli, startServer, until, type CliResult, type TestServer } from "./support/server";
 
 let s: TestServer;
 let dir: string;
@@ -108,7 +108,8 @@ describe("start-up errors: one line, exit 2, nothing created", () => {
 });
 
 describe("the stop path", () => {
-  test("SIGTERM with a request that never finishes: the server exits 0 within the 15 s budget (systemd waits 20 s), the WAL checkpointed", async () => {
+  // SQLite only: the stop ends with a WAL checkpoint of the embedded file
+  test.skipIf(engine === "pg")("SIGTERM with a request that never finishes: the server exits 0 within the 15 s budget (systemd waits 20 s), the WAL checkpointed", async () => {
     const model = startFakeModel();
     const slow = await startServer({ env: { RATE_LIMITS: "off", AI_BASE_URL: model.url, AI_API_KEY: "sk-test", AI_MODEL: "m", AI_TIMEOUT_MS: "120000" } });
     try {

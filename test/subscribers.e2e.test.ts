@@ -419,6 +419,31 @@ describe("points and positions", () => {
       ["tail@example.com", 3],
     ]);
   });
+  test("a referrer deleted while its referees sign up (concurrently, many times): every sign-up is 200, without credit once the delete came first", async () => {
+    const wl = await waitlist({ body: { referral_rewards: REFERRALS } });
+    const rounds = 25;
+    const perRound = 8;
+    for (let i = 0; i < rounds; i++) {
+      const ref = await joined(wl, { email: `gone${i}@example.com` });
+      // sign-ups spread over a few milliseconds around the delete: some read the referrer before it goes and write after
+      const ups = Array.from({ length: perRound }, (_, k) =>
+        Bun.sleep(k % 4).then(() => wl.signUp({ email: `orphan${i}-${k}@example.com`, metadata: { referred_by: ref.referral_code } })),
+      );
+      const del = Bun.sleep(1 + (i % 3)).then(() => wl.del(`gone${i}@example.com`));
+      for (const up of await Promise.all(ups)) {
+        expect(up.status, up.text).toBe(200);
+        expect([up.body.is_new_sign_up, up.body.points]).toEqual([true, 50]);
+      }
+      expect((await del).status).toBe(200);
+    }
+    // the referees alone remain, each with its sign-up points, no credit left anywhere, ranked 1..n
+    expect(await wl.total()).toBe(rounds * perRound);
+    const list = await wl.list(`sort_by=position&sort_dir=asc&limit=100`);
+    expect(list.body.data.total).toBe(rounds * perRound);
+    for (const [n, x] of (list.body.data.subscribers as any[]).entries()) {
+      expect([x.email.startsWith("orphan"), x.position, x.points, x.referral_count]).toEqual([true, n + 1, 50, 0]);
+    }
+  });
 });
 
 describe("referral fraud rules (API sign-ups with client_ip or fingerprint)", () => {

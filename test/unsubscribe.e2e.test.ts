@@ -2,7 +2,8 @@
 // List-Unsubscribe and List-Unsubscribe-Post and a visible link; a mail client's one-click POST stops
 // every later email (welcome, milestone, invitation), once, and the subscriber keeps their place.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { createClient } from "@libsql/client";
+import { sql, type SQL } from "drizzle-orm";
+import { openDatabase } from "../src/db/client";
 import type { ParsedMail } from "mailparser";
 import { startServer, until, type TestServer } from "./support/server";
 import { startReceiver, startSmtp, type Receiver, type Smtp } from "./support/peers";
@@ -23,12 +24,12 @@ afterAll(async () => {
 
 const uniq = () => Math.random().toString(36).slice(2, 8);
 
-async function rows(statement: string, args: any[] = []) {
-  const c = createClient({ url: s.dbUrl, timeout: 5_000 });
+async function rows(query: SQL) {
+  const db = await openDatabase({ url: s.dbUrl });
   try {
-    return (await c.execute({ sql: statement, args })).rows;
+    return await db.rows<any>(query);
   } finally {
-    c.close();
+    await db.close();
   }
 }
 
@@ -108,7 +109,7 @@ describe("POST /u/{token}", () => {
     expect([target.unsubscribed_at, target.position]).toEqual([null, 2]);
     const link = `/u/${target.sign_up_token}`;
     await until(() => events("subscriber.created").length === 3, 5_000, "created webhooks");
-    const outboxRows = async () => Number((await rows("SELECT count(*) AS n FROM outbox WHERE waitlist_id = ?", [w.id]))[0].n);
+    const outboxRows = async () => Number((await rows(sql`SELECT count(*) AS n FROM outbox WHERE waitlist_id = ${w.id}`))[0].n);
     const before = await outboxRows();
 
     for (const method of ["GET", "HEAD", "GET"]) {
@@ -136,7 +137,7 @@ describe("POST /u/{token}", () => {
     expect((await one(emails[1])).unsubscribed_at).toBe(after.unsubscribed_at);
     const webhook = await until(() => events("subscriber.unsubscribed")[0], 5_000, "unsubscribed webhook");
     expect(webhook.body.data.subscriber).toMatchObject({ email: emails[1], unsubscribed_at: after.unsubscribed_at, position: 2 });
-    expect(Number((await rows("SELECT count(*) AS n FROM outbox WHERE waitlist_id = ? AND topic = 'subscriber.unsubscribed'", [w.id]))[0].n)).toBe(1);
+    expect(Number((await rows(sql`SELECT count(*) AS n FROM outbox WHERE waitlist_id = ${w.id} AND topic = 'subscriber.unsubscribed'`))[0].n)).toBe(1);
 
     // the page's button posts a form without the one-click body: the same, harmless
     expect((await fetch(`${s.url}${link}`, { method: "POST" })).status).toBe(200);
@@ -173,10 +174,10 @@ describe("POST /u/{token}", () => {
     expect((await s.request("POST", `${path}/subscribers/invite`, { key, body: { emails: [quitter, stayer] } })).body.data.invited).toHaveLength(2);
     await until(() => mailsTo(stayer).length === 2 && events("subscriber.invited").length === 2, 5_000, "the stayer's invitation");
     // every email the waitlist queued has been dealt with: nothing left to send later
-    await until(async () => Number((await rows("SELECT count(*) AS n FROM outbox WHERE waitlist_id = ? AND status = 'pending'", [w.id]))[0].n) === 0, 5_000, "an empty outbox");
+    await until(async () => Number((await rows(sql`SELECT count(*) AS n FROM outbox WHERE waitlist_id = ${w.id} AND status = 'pending'`))[0].n) === 0, 5_000, "an empty outbox");
 
     expect(mailsTo(quitter).map((m) => m.subject)).toEqual([welcome.subject]);
-    const withheld = await rows("SELECT topic, status, last_error FROM outbox WHERE waitlist_id = ? AND kind = 'email' AND subscriber_id = ? ORDER BY created_at", [w.id, (await one(quitter)).id]);
+    const withheld = await rows(sql`SELECT topic, status, last_error FROM outbox WHERE waitlist_id = ${w.id} AND kind = 'email' AND subscriber_id = ${(await one(quitter)).id} ORDER BY created_at, id`);
     expect(withheld.map((x) => [x.topic, x.status, x.last_error])).toEqual([
       ["welcome", "sent", null],
       ["milestone", "failed", "not sent: the subscriber unsubscribed"],
@@ -196,14 +197,14 @@ describe("POST /u/{token}", () => {
     smtp.failNext(1);
     await signUp(email);
     const [row] = await until(async () => {
-      const found = await rows("SELECT id FROM outbox WHERE waitlist_id = ? AND topic = 'welcome' AND attempts = 1 AND last_error IS NOT NULL AND status = 'pending'", [w.id]);
+      const found = await rows(sql`SELECT id FROM outbox WHERE waitlist_id = ${w.id} AND topic = 'welcome' AND attempts = 1 AND last_error IS NOT NULL AND status = 'pending'`);
       return found.length ? found : null;
     }, 5_000, "a failed first attempt, due again later");
     expect((await fetch(`${s.url}/u/${(await one(email)).sign_up_token}`, { method: "POST" })).status).toBe(200);
     // bring the retry forward; the 5 s retry job picks it up
-    await rows("UPDATE outbox SET next_attempt_at = 0 WHERE id = ?", [row.id]);
+    await rows(sql`UPDATE outbox SET next_attempt_at = 0 WHERE id = ${row.id}`);
     const [settled] = await until(async () => {
-      const found = await rows("SELECT status, last_error FROM outbox WHERE id = ? AND status <> 'pending'", [row.id]);
+      const found = await rows(sql`SELECT status, last_error FROM outbox WHERE id = ${row.id} AND status <> 'pending'`);
       return found.length ? found : null;
     }, 10_000, "the retry");
     expect([settled.status, settled.last_error]).toEqual(["failed", "not sent: the subscriber unsubscribed"]);

@@ -3,7 +3,6 @@ import { createHmac } from "node:crypto";
 import { eq, sql } from "drizzle-orm";
 import { dayOf, now, sha256Hex, token } from "../clock";
 import type { Db } from "../db/client";
-import { waitlists } from "../db/schema";
 import type { Waitlist } from "../http/api";
 import { badRequest } from "../http/errors";
 
@@ -18,8 +17,8 @@ function saltSecret(db: Db): Promise<string> {
   let secret = secrets.get(db);
   if (secret) return secret;
   secret = (async () => {
-    await db.run(sql`INSERT INTO meta (key, value) VALUES ('view_salt_secret', ${token(43)}) ON CONFLICT (key) DO NOTHING`);
-    const row = (await db.all<{ value: string }>(sql`SELECT value FROM meta WHERE key = 'view_salt_secret'`))[0];
+    await db.exec(sql`INSERT INTO meta (key, value) VALUES ('view_salt_secret', ${token(43)}) ON CONFLICT (key) DO NOTHING`);
+    const row = (await db.rows<{ value: string }>(sql`SELECT value FROM meta WHERE key = 'view_salt_secret'`))[0];
     return row!.value;
   })().catch((err) => {
     secrets.delete(db);
@@ -38,24 +37,26 @@ export async function visitorKey(db: Db, visitorId: string | null | undefined, i
 
 /**
  * Counts a view unless the visitor was counted in the last 24 h, in one transaction; the counters
- * move only when the dedupe row was inserted or renewed (changes() of the statement before).
+ * move only when the dedupe row was inserted or renewed (the row count of the statement before: two views of one
+ * visitor in the same millisecond leave the same dedupe row behind, so that state could not tell them apart).
  */
 export async function logView(db: Db, waitlistId: string, visitor: string, at = now()): Promise<boolean> {
-  const [upsert] = await db.batch([
-    db.run(sql`INSERT INTO view_dedupe (waitlist_id, visitor, expires_at) VALUES (${waitlistId}, ${visitor}, ${at + DEDUPE_MS})
-      ON CONFLICT (waitlist_id, visitor) DO UPDATE SET expires_at = excluded.expires_at WHERE view_dedupe.expires_at <= ${at}`),
-    db.run(sql`UPDATE waitlists SET views_count = views_count + 1 WHERE id = ${waitlistId} AND changes() = 1`),
-    db.run(sql`INSERT INTO daily_stats (waitlist_id, date, sign_ups, views)
-      SELECT ${waitlistId}, ${dayOf(at)}, 0, 1 WHERE changes() = 1
-      ON CONFLICT (waitlist_id, date) DO UPDATE SET views = views + 1`),
+  const [upsert] = await db.write([
+    sql`INSERT INTO view_dedupe (waitlist_id, visitor, expires_at) VALUES (${waitlistId}, ${visitor}, ${at + DEDUPE_MS})
+      ON CONFLICT (waitlist_id, visitor) DO UPDATE SET expires_at = excluded.expires_at WHERE view_dedupe.expires_at <= ${at} RETURNING expires_at`,
+    sql`UPDATE waitlists SET views_count = views_count + 1 WHERE id = ${waitlistId} AND ${db.d.prevChanged} = 1`,
+    sql`INSERT INTO daily_stats (waitlist_id, date, sign_ups, views)
+      SELECT ${waitlistId}, ${dayOf(at)}, 0, 1 WHERE ${db.d.prevChanged} = 1
+      ON CONFLICT (waitlist_id, date) DO UPDATE SET views = daily_stats.views + 1`,
   ]);
-  return upsert.rowsAffected === 1;
+  return upsert.length === 1;
 }
 
-export const pruneViewDedupe = (db: Db, at = now()) => db.run(sql`DELETE FROM view_dedupe WHERE expires_at <= ${at}`);
+export const pruneViewDedupe = (db: Db, at = now()) => db.exec(sql`DELETE FROM view_dedupe WHERE expires_at <= ${at}`);
 
 /** A waitlist's confirmed subscribers and views as they are now (a request's `Waitlist` leaves counters out). */
 export async function countersOf(db: Db, waitlistId: string): Promise<{ subscribers: number; views: number }> {
+  const { waitlists } = db.t;
   const [row] = await db.select({ subscribers: waitlists.subscribersCount, views: waitlists.viewsCount }).from(waitlists).where(eq(waitlists.id, waitlistId));
   return row ?? { subscribers: 0, views: 0 };
 }
@@ -70,7 +71,7 @@ export async function dailyStats(db: Db, waitlistId: string, rawDays: string | u
   const days = rawDays === undefined ? 30 : /^\d{1,3}$/.test(rawDays) ? Number(rawDays) : NaN;
   if (!(days >= 1 && days <= DAILY_MAX_DAYS)) throw badRequest(`days must be an integer from 1 to ${DAILY_MAX_DAYS}`);
   const dates = Array.from({ length: days }, (_, i) => dayOf(at - (days - 1 - i) * 86_400_000));
-  const rows = await db.all<{ date: string; sign_ups: number; views: number }>(
+  const rows = await db.rows<{ date: string; sign_ups: number; views: number }>(
     sql`SELECT date, sign_ups, views FROM daily_stats WHERE waitlist_id = ${waitlistId} AND date >= ${dates[0]} AND date <= ${dates[days - 1]}`,
   );
   const byDate = new Map(rows.map((r) => [r.date, r]));

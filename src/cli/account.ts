@@ -1,6 +1,6 @@
 // `waitlist account create|set-plan|credits`: thin wrappers over the account service.
 import { eq } from "drizzle-orm";
-import { accounts, PLANS, type PlanId } from "../db/schema";
+import { PLANS, type PlanId } from "../db/schema";
 import { planOf } from "../account/plans";
 import { createAccount, DEFAULT_AI_CREDITS, parsePlan, setCredits, setPlan } from "../account/service";
 import { AppError } from "../http/errors";
@@ -67,6 +67,7 @@ const credits: Command = {
     const n = countFlag(flags, "set", 0);
     const handle = await db();
     const username = flags.get("username")!;
+    const { accounts } = handle.t;
     const [found] = await handle.select({ plan: accounts.plan }).from(accounts).where(eq(accounts.username, username.trim()));
     if (found) refuseCreditsWithoutAi(found.plan as PlanId, n);
     const account = await setCredits(handle, username, n);

@@ -3,9 +3,12 @@
 import { closeSync, existsSync, linkSync, mkdirSync, openSync, renameSync, rmSync, statSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { createClient } from "@libsql/client";
-import { loadConfig } from "../config";
+import { databaseSettings, loadConfig } from "../config";
+import { isPgUrl } from "../db/pg";
 import { UsageError } from "./args";
 import { CommandError, type Command } from "./command";
+
+const PG_BACKUP = "backup is for the embedded database; on PostgreSQL use pg_dump (e.g. pg_dump -Fc -f waitlist.dump \"$DATABASE_URL\")";
 
 /** UTC time as `20261201T143000Z`, for file names. */
 export const fileStamp = (at = new Date()) => at.toISOString().replace(/[-:]/g, "").replace(/\.\d+Z$/, "Z");
@@ -30,6 +33,8 @@ export const backupCommand: Command = {
   ],
   required: [],
   async run({ flags, env, db }) {
+    // issue 18: PostgreSQL is backed up with its own tools, before anything is opened
+    if (isPgUrl(databaseSettings(env, flags).url)) throw new CommandError("unsupported", PG_BACKUP);
     const dir = loadConfig(env, new Map(), ["backupDir"]).backupDir;
     const given = flags.get("to")?.trim() || (dir ? join(dir, `waitlist-${fileStamp()}.db`) : "");
     if (!given) throw new UsageError("missing required flag --to (or set BACKUP_DIR)", backupCommand);

@@ -33,6 +33,8 @@ export interface Command {
   summary: string;
   flags: Flag[];
   required: string[];
+  /** Takes its databases as its own flags (migrate-db): --db and --database-url do not apply. */
+  ownDatabases?: boolean;
   run: (ctx: CommandContext) => Promise<CommandResult>;
 }
 
@@ -51,7 +53,10 @@ export const DB_FLAG: Flag = { name: "db", value: "URL", help: "the database (al
 const COMMON: Flag[] = [DB_FLAG, { name: "database-url", value: "URL", help: "same as --db" }, { name: "database-pool-size", value: "N", help: "PostgreSQL connections (also DATABASE_POOL_SIZE)" }, JSON_FLAG];
 
 /** Every flag a command accepts: its own, then the shared ones. */
-export const flagsOf = (cmd: Command): Flag[] => [...cmd.flags, ...COMMON.filter((c) => !cmd.flags.some((f) => f.name === c.name))];
+export const flagsOf = (cmd: Command): Flag[] => [
+  ...cmd.flags,
+  ...COMMON.filter((c) => !cmd.flags.some((f) => f.name === c.name) && !(cmd.ownDatabases && (c.name === "db" || c.name === "database-url"))),
+];
 
 export async function runCommand(cmd: Command, flags: Map<string, string>, env: Record<string, string | undefined>): Promise<number> {
   for (const name of cmd.required) if (!flags.get(name)?.trim()) throw new UsageError(`missing required flag --${name}`, cmd);
@@ -66,13 +71,13 @@ export async function runCommand(cmd: Command, flags: Map<string, string>, env: 
     out = await cmd.run(ctx);
   } catch (err) {
     if (opened) {
-      opened.$client.close();
+      await opened.close();
       // DESIGN §3: a failed command leaves no data folder or database behind
       removeCreatedFiles(opened);
     }
     throw err;
   }
-  opened?.$client.close();
+  await opened?.close();
   process.stdout.write(flags.get("json") === "true" ? JSON.stringify(out.json) + "\n" : out.text + "\n");
   return out.exitCode ?? 0;
 }

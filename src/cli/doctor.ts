@@ -1,12 +1,15 @@
 // `waitlist doctor`: checks what a production instance needs, one line each (ok / warn / fail); exit 1 on any fail.
-// It reads the same environment as `serve` and never creates or migrates the database.
+// It reads the same environment as `serve` and never creates or migrates the database, on either engine (issue 18).
 import { accessSync, constants, existsSync, readdirSync, statfsSync, statSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { createClient, type Client } from "@libsql/client";
 import { loadConfig, type Config } from "../config";
-import { databasePath, SCHEMA_VERSION, schemaVersionOf } from "../db/client";
+import postgres from "postgres";
+import { databasePath, displayUrl, SCHEMA_VERSION, schemaVersionOf } from "../db/client";
 import { databaseFileSizes } from "../db/maintenance";
-import { readTraffic, runningInstances } from "./presence";
+import { pgMigrations } from "../db/migrations.gen";
+import { isPgUrl, pgStore } from "../db/pg";
+import { clientStore, readTraffic, runningInstances, type MetaStore } from "./presence";
 import type { Command } from "./command";
 
 type Status = "ok" | "warn" | "fail";
@@ -32,7 +35,76 @@ export const formatBytes = (n: number) => {
 const ago = (ms: number) => (ms < 3_600_000 ? `${Math.round(ms / 60_000)} min` : ms < 2 * DAY ? `${(ms / 3_600_000).toFixed(1)} h` : `${Math.round(ms / DAY)} days`);
 const isLocalHost = (host: string) => host === "localhost" || host.endsWith(".localhost") || host.startsWith("127.") || host === "[::1]" || host === "0.0.0.0";
 
-async function databaseChecks(config: Config, checks: Check[]): Promise<Client | null> {
+/** The database, opened for the checks that read it (presence, traffic). */
+interface Opened {
+  store: MetaStore;
+  close(): Promise<void> | void;
+}
+
+const firstLine = (err: unknown) => String((err as Error)?.message ?? err).split("\n")[0];
+
+async function databaseChecks(config: Config, checks: Check[]): Promise<Opened | null> {
+  if (isPgUrl(config.databaseUrl)) return pgChecks(config, checks);
+  const opened = await embeddedChecks(config, checks);
+  return opened && { store: clientStore(opened), close: () => opened.close() };
+}
+
+/** The servers on this database, from their heartbeat rows. */
+async function serverCheck(store: MetaStore, checks: Check[]) {
+  const running = await runningInstances(store);
+  checks.push({ name: "server", status: "ok", message: running.length ? running.map((s) => `running: pid ${s.pid} on ${s.host}, port ${s.port}`).join("; ") : "no server is running on this database" });
+}
+
+const ROLLBACK = Symbol("rollback");
+
+/**
+ * PostgreSQL (issue 18): reachable, writable (a row written to meta and rolled back: no change, but the privilege and
+ * a read-write server are proven), the schema applied by this binary's migrations (drizzle-pg/); no files to size.
+ */
+async function pgChecks(config: Config, checks: Check[]): Promise<Opened | null> {
+  const where = `PostgreSQL at ${displayUrl(config.databaseUrl)}`;
+  const client = postgres(config.databaseUrl, { max: 1, connect_timeout: 5, onnotice: () => {}, connection: { application_name: "waitlist doctor" } });
+  const close = () => client.end({ timeout: 1 }).catch(() => {});
+  try {
+    await client`SELECT 1`;
+  } catch (err) {
+    await close();
+    checks.push({ name: "database", status: "fail", message: `cannot reach ${where}: ${firstLine(err)}` });
+    return null;
+  }
+  const [found] = await client<{ t: string | null }[]>`SELECT to_regclass('schema_migrations')::text AS t, to_regclass('meta')::text AS m`;
+  if (!found?.t) {
+    await close();
+    checks.push({ name: "database", status: "fail", message: `${where} holds no waitlist schema (serve creates it at its first start)` });
+    return null;
+  }
+  try {
+    await client.begin(async (tx) => {
+      await tx`INSERT INTO meta (key, value) VALUES ('doctor:probe', '') ON CONFLICT (key) DO NOTHING`;
+      throw ROLLBACK;
+    });
+  } catch (err) {
+    if (err !== ROLLBACK) {
+      await close();
+      checks.push({ name: "database", status: "fail", message: `cannot write ${where}: ${firstLine(err)}` });
+      return null;
+    }
+  }
+  checks.push({ name: "database", status: "ok", message: `${where} answers and is writable` });
+  const known = new Set(pgMigrations.map((m) => m.tag));
+  const tags = (await client<{ tag: string }[]>`SELECT tag FROM schema_migrations`).map((r) => r.tag);
+  const applied = tags.filter((t) => known.has(t)).length;
+  const unknown = tags.length - applied;
+  const current = pgMigrations.length;
+  if (unknown > 0) checks.push({ name: "schema", status: "fail", message: `PostgreSQL schema has ${unknown} migration(s) this binary does not know (newer than its ${current}): upgrade the binary` });
+  else if (applied === current) checks.push({ name: "schema", status: "ok", message: `PostgreSQL schema ${applied} is current` });
+  else checks.push({ name: "schema", status: "warn", message: `PostgreSQL schema ${applied} is older than this binary's ${current}: the next start migrates it` });
+  const store = pgStore(client);
+  await serverCheck(store, checks);
+  return { store, close };
+}
+
+async function embeddedChecks(config: Config, checks: Check[]): Promise<Client | null> {
   const path = databasePath(config.databaseUrl);
   if (path && !existsSync(path)) {
     checks.push({ name: "database", status: "fail", message: `${resolve(path)} does not exist (serve creates it at its first start)` });
@@ -56,8 +128,7 @@ async function databaseChecks(config: Config, checks: Check[]): Promise<Client |
   else checks.push({ name: "schema", status: "fail", message: `schema ${version} is newer than this binary's ${SCHEMA_VERSION}: upgrade the binary` });
   const sizes = databaseFileSizes(config);
   if (sizes) checks.push({ name: "files", status: "ok", message: `database ${formatBytes(sizes.fileBytes)}, WAL ${formatBytes(sizes.walBytes)}` });
-  const running = await runningInstances(client);
-  checks.push({ name: "server", status: "ok", message: running.length ? running.map((s) => `running: pid ${s.pid} on ${s.host}, port ${s.port}`).join("; ") : "no server is running on this database" });
+  await serverCheck(clientStore(client), checks);
   return client;
 }
 
@@ -97,8 +168,8 @@ async function mailChecks(config: Config, checks: Check[]): Promise<void> {
   }
 }
 
-async function proxyCheck(config: Config, client: Client | null): Promise<Check> {
-  const seen = client ? await readTraffic(client) : { forwardedAt: null, directAt: null };
+async function proxyCheck(config: Config, store: MetaStore | null): Promise<Check> {
+  const seen = store ? await readTraffic(store) : { forwardedAt: null, directAt: null };
   const recent = (at: number | null) => at !== null && Date.now() - at < RECENT_MS;
   if (recent(seen.forwardedAt) && !config.trustProxy) {
     return { name: "trust_proxy", status: "fail", message: `requests arrive through a local proxy (X-Forwarded-For, ${ago(Date.now() - seen.forwardedAt!)} ago) but TRUST_PROXY is off: every visitor shares the proxy's IP` };
@@ -135,16 +206,17 @@ export const doctorCommand: Command = {
   async run({ flags, env }) {
     const config = loadConfig(env, flags);
     const checks: Check[] = [];
-    const client = await databaseChecks(config, checks);
+    const opened = await databaseChecks(config, checks);
     try {
       const disk = diskCheck(config);
       if (disk) checks.push(disk);
       await mailChecks(config, checks);
-      checks.push(await proxyCheck(config, client));
-      const backups = backupCheck(config);
+      checks.push(await proxyCheck(config, opened?.store ?? null));
+      // BACKUP_DIR holds `waitlist backup` files, which only the embedded database has (PostgreSQL: pg_dump's schedule)
+      const backups = isPgUrl(config.databaseUrl) ? null : backupCheck(config);
       if (backups) checks.push(backups);
     } finally {
-      client?.close();
+      await opened?.close();
     }
     const ok = !checks.some((c) => c.status === "fail");
     const width = Math.max(...checks.map((c) => c.name.length)) + 2;

@@ -1,8 +1,13 @@
 // A running server announces itself in the `meta` table (pid, host, port, heartbeat), so that `restore` can refuse
 // while one has the database open; it also records, at most once a minute, whether requests arrive through a
 // proxy (X-Forwarded-For from a loopback peer), for doctor's TRUST_PROXY check.
+// On either engine (issue 18): the rows go through a Store, so a server on PostgreSQL announces itself the same way.
 import { hostname } from "node:os";
 import type { Client } from "@libsql/client";
+import { sql, type SQL } from "drizzle-orm";
+import { drizzle } from "drizzle-orm/libsql";
+import { toStatement, type Db } from "../db/client";
+import type { Row, Store } from "../db/store";
 
 export const HEARTBEAT_MS = 10_000;
 /** A heartbeat older than this belongs to a server that died without saying so. */
@@ -29,7 +34,23 @@ export interface Traffic {
 
 const isLoopback = (ip: string) => ip === "::1" || ip.startsWith("127.") || ip === "::ffff:127.0.0.1";
 
-export function announceInstance(client: Client, info: { port: number }, onError: (err: unknown) => void) {
+/** What presence needs of a database: reads and atomic writes. */
+export type MetaStore = Pick<Store, "rows" | "write">;
+
+/** A bare libSQL client (restore and doctor open the file without migrating it) as a MetaStore. */
+export function clientStore(client: Client): MetaStore {
+  const lite = drizzle(client) as unknown as Db;
+  const run = async (q: SQL) => (await client.execute(toStatement(lite, q))).rows as unknown as Row[];
+  return {
+    rows: async <T>(q: SQL) => (await run(q)) as unknown as T[],
+    write: async (qs: SQL[]) => (await client.batch(qs.map((q) => toStatement(lite, q)), "write")).map((r) => r.rows as unknown as Row[]),
+  };
+}
+
+const upsertMeta = (key: string, value: string) =>
+  sql`INSERT INTO meta (key, value) VALUES (${key}, ${value}) ON CONFLICT (key) DO UPDATE SET value = excluded.value`;
+
+export function announceInstance(store: MetaStore, info: { port: number }, onError: (err: unknown) => void) {
   const key = `instance:${hostname()}:${process.pid}`;
   const startedAt = Date.now();
   const traffic: Traffic = { forwardedAt: null, directAt: null };
@@ -38,15 +59,15 @@ export function announceInstance(client: Client, info: { port: number }, onError
   const beat = async () => {
     const at = Date.now();
     const value = JSON.stringify({ pid: process.pid, host: hostname(), port: info.port, startedAt, heartbeatAt: at } satisfies Omit<Instance, "key">);
-    const statements = [{ sql: "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value", args: [key, value] }];
+    const statements = [upsertMeta(key, value)];
     if (trafficDirty && at - trafficWrittenAt >= TRAFFIC_WRITE_MS) {
-      const stored = await readTraffic(client);
+      const stored = await readTraffic(store);
       const merged = { forwardedAt: Math.max(stored.forwardedAt ?? 0, traffic.forwardedAt ?? 0) || null, directAt: Math.max(stored.directAt ?? 0, traffic.directAt ?? 0) || null };
-      statements.push({ sql: "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value", args: [TRAFFIC_KEY, JSON.stringify(merged)] });
+      statements.push(upsertMeta(TRAFFIC_KEY, JSON.stringify(merged)));
       trafficDirty = false;
       trafficWrittenAt = at;
     }
-    await client.batch(statements, "write");
+    await store.write(statements);
   };
   const timer = setInterval(() => void beat().catch(onError), HEARTBEAT_MS);
   timer.unref?.();
@@ -70,24 +91,24 @@ export function announceInstance(client: Client, info: { port: number }, onError
         trafficWrittenAt = 0;
         await beat().catch(onError);
       }
-      await client.execute({ sql: "DELETE FROM meta WHERE key = ?", args: [key] }).catch(onError);
+      await store.write([sql`DELETE FROM meta WHERE key = ${key}`]).catch(onError);
     },
   };
 }
 
-export async function readTraffic(client: Client): Promise<Traffic> {
+export async function readTraffic(store: MetaStore): Promise<Traffic> {
   try {
-    const r = await client.execute({ sql: "SELECT value FROM meta WHERE key = ?", args: [TRAFFIC_KEY] });
-    if (r.rows.length) return JSON.parse(String(r.rows[0].value));
+    const [row] = await store.rows<{ value: string }>(sql`SELECT value FROM meta WHERE key = ${TRAFFIC_KEY}`);
+    if (row) return JSON.parse(String(row.value));
   } catch {}
   return { forwardedAt: null, directAt: null };
 }
 
 /** Servers that have this database open now: a fresh heartbeat, and on this host a live pid. */
-export async function runningInstances(client: Client): Promise<Instance[]> {
+export async function runningInstances(store: MetaStore): Promise<Instance[]> {
   let rows: { key: string; value: string }[];
   try {
-    rows = (await client.execute("SELECT key, value FROM meta WHERE key LIKE 'instance:%'")).rows.map((r) => ({ key: String(r.key), value: String(r.value) }));
+    rows = (await store.rows<{ key: string; value: string }>(sql`SELECT key, value FROM meta WHERE key LIKE 'instance:%'`)).map((r) => ({ key: String(r.key), value: String(r.value) }));
   } catch {
     return []; // no meta table yet: no server ever ran on it
   }

@@ -5,9 +5,12 @@ import { basename, dirname, join, resolve } from "node:path";
 import { createClient } from "@libsql/client";
 import { databaseSettings } from "../config";
 import { databasePath, SCHEMA_VERSION, schemaVersionOf } from "../db/client";
+import { isPgUrl } from "../db/pg";
 import { contentsOf, fileStamp } from "./backup";
+
+const PG_RESTORE = "restore is for the embedded database; on PostgreSQL restore a dump with pg_restore (e.g. pg_restore --clean -d \"$DATABASE_URL\" waitlist.dump)";
 import { CommandError, type Command } from "./command";
-import { runningInstances } from "./presence";
+import { clientStore, runningInstances } from "./presence";
 
 /** integrity_check, a waitlist schema, and a schema version this binary knows. */
 async function checkBackup(file: string): Promise<void> {
@@ -32,7 +35,7 @@ async function checkBackup(file: string): Promise<void> {
 async function quiesce(path: string): Promise<void> {
   const client = createClient({ url: `file:${path}` });
   try {
-    const running = await runningInstances(client);
+    const running = await runningInstances(clientStore(client));
     if (running.length) {
       const s = running[0];
       throw new CommandError("server_running", `a server has ${path} open (pid ${s.pid} on ${s.host}, port ${s.port}): stop it first, e.g. systemctl stop waitlist`);
@@ -59,6 +62,7 @@ export const restoreCommand: Command = {
     const from = resolve(flags.get("from")!.trim());
     const settings = databaseSettings(env, flags);
     const rel = databasePath(settings.url);
+    if (isPgUrl(settings.url)) throw new CommandError("unsupported", PG_RESTORE);
     if (!rel) throw new CommandError("unsupported", "restore works on an embedded (file:) database");
     const path = resolve(rel);
     if (from === path) throw new CommandError("same_file", `${from} is the live database itself`);

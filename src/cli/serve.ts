@@ -1,11 +1,11 @@
-// `waitlist serve`: open the database, start the HTTP server and the jobs; SIGTERM drains, checkpoints and closes
+// `waitlist serve`: open the database, start the HTTP server and the jobs; SIGTERM drains, checkpoints (embedded) and closes
 // within STOP_BUDGET_MS (DESIGN §8, issue 17). A start-up failure is one line, exit 2, and leaves nothing created.
 import { describeSettings, loadConfig } from "../config";
-import { openDatabase, removeCreatedFiles, type Db } from "../db/client";
+import { displayUrl, openDatabase, removeCreatedFiles, type Db } from "../db/client";
 import { checkpoint } from "../db/maintenance";
 import { createLogger } from "../log";
 import { buildApp } from "../app";
-import { startJobs } from "../jobs";
+import { JOBS, startJobs } from "../jobs";
 import { createDispatcher } from "../outbox/dispatcher";
 import { releaseHeldEmails } from "../outbox/store";
 import { keepMemoryNear } from "../memory";
@@ -80,7 +80,7 @@ export async function serve(flags: Map<string, string>, env: Record<string, stri
     app.listen({ port: config.port, hostname: config.host, maxRequestBodySize: SOCKET_BODY_LIMIT, idleTimeout: IDLE_TIMEOUT_S, reusePort: false });
   } catch (err) {
     dispatcher.close();
-    db.$client.close();
+    await db.close();
     removeCreatedFiles(db);
     throw listenFailure(err, config.host, config.port);
   }
@@ -90,13 +90,15 @@ export async function serve(flags: Map<string, string>, env: Record<string, stri
   // PORT=0 binds a free port; the derived BASE_URL follows it
   if (config.baseUrl === "http://localhost:0") config.baseUrl = `http://localhost:${server.port}`;
   const onPresenceError = (err: unknown) => log.warn("heartbeat failed", { error: (err as Error)?.message ?? String(err) });
-  presence = announceInstance(db.$client, { port: server.port ?? config.port }, onPresenceError);
+  presence = announceInstance(db, { port: server.port ?? config.port }, onPresenceError);
   await presence.ready.catch(onPresenceError);
-  const jobs = startJobs({ db, dispatcher }, log);
+  // compaction is the embedded file's upkeep (incremental vacuum, WAL truncation); PostgreSQL runs its own autovacuum
+  const embedded = db.d.name === "sqlite";
+  const jobs = startJobs({ db, dispatcher }, log, embedded ? JOBS : JOBS.filter((j) => j.name !== "compact-database"));
   keepMemoryNear(MEMORY_BUDGET);
   // rows that came due while no instance ran (a restart, a crash) go out now, not at the next tick
   void dispatcher.catchUp(3_000).catch((err) => log.error("outbox catch-up failed", { error: (err as Error)?.message ?? String(err) }));
-  log.info("listening", { host: config.host, port: server.port, base_url: config.baseUrl, database: config.databaseUrl.startsWith("file:") ? config.databaseUrl : "libsql server" });
+  log.info("listening", { host: config.host, port: server.port, base_url: config.baseUrl, database: embedded ? config.databaseUrl : `PostgreSQL ${displayUrl(config.databaseUrl)}` });
 
   let stopping = false;
   const shutdown = async (signal: string) => {
@@ -117,12 +119,14 @@ export async function serve(flags: Map<string, string>, env: Record<string, stri
     await within(dispatcher.drain(left()), left());
     dispatcher.close();
     await within(presence!.stop(), Math.min(500, left() + CLOSE_RESERVE_MS / 2));
-    // issue 17: after a clean stop the database file alone is complete
-    const folded = await checkpoint(db).catch((err) => {
-      log.warn("checkpoint failed", { error: (err as Error)?.message ?? String(err) });
-      return false;
-    });
-    db.$client.close();
+    // issue 17: after a clean stop the database file alone is complete (PostgreSQL has no file of ours to fold)
+    const folded = embedded
+      ? await checkpoint(db).catch((err) => {
+          log.warn("checkpoint failed", { error: (err as Error)?.message ?? String(err) });
+          return false;
+        })
+      : null;
+    await db.close().catch(() => {});
     log.info("stopped", { signal, drained, jobs_stopped: jobsStopped, checkpointed: folded, ms: STOP_BUDGET_MS - (deadline - Date.now()) });
     process.exit(0);
   };

@@ -1,6 +1,7 @@
 // `waitlist version` / `--version`: the release, the git commit it was built from, the schema it writes, and Bun.
 import pkg from "../../package.json";
 import { SCHEMA_VERSION } from "../db/client";
+import { pgMigrations } from "../db/migrations.gen";
 import type { Command } from "./command";
 
 // scripts/build.ts defines it in the binary; from a checkout it is read from git
@@ -17,18 +18,22 @@ function commit(): string {
   }
 }
 
+/**
+ * The binary's schema versions, one per engine (issue 18): `schema` keeps its meaning (the embedded database's, the
+ * SQLite migration count) for scripts that read it; `pg_schema` counts the PostgreSQL migrations. Nothing is opened.
+ */
 export function versionInfo() {
-  return { version: pkg.version, commit: commit(), schema: SCHEMA_VERSION, bun: Bun.version };
+  return { version: pkg.version, commit: commit(), schema: SCHEMA_VERSION, pg_schema: pgMigrations.length, bun: Bun.version };
 }
 
 export const versionLine = () => {
   const v = versionInfo();
-  return `waitlist ${v.version} (commit ${v.commit}, schema ${v.schema}, bun ${v.bun})`;
+  return `waitlist ${v.version} (commit ${v.commit}, schema ${v.schema}, pg schema ${v.pg_schema}, bun ${v.bun})`;
 };
 
 export const versionCommand: Command = {
   name: "version",
-  summary: "print the version, git commit, schema version and Bun version",
+  summary: "print the version, git commit, schema versions (embedded and PostgreSQL) and Bun version",
   flags: [],
   required: [],
   async run() {

@@ -145,7 +145,8 @@ export async function openDatabase(settings: DbSettings & { statementTimeoutMs?:
     t: schema,
     close: async () => opened.close(),
     // IMMEDIATE: the write lock is taken at the start, so what the transaction reads stays true until it commits
-    tx: <T>(fn: (tx: Db) => Promise<T>) => db.transaction((raw) => fn(sqliteTx(raw as unknown as Db, db)), { behavior: "immediate" }),
+    tx: <T>(fn: (tx: Db) => Promise<T>) =>
+      db.$writer.exclusive(() => db.transaction((raw) => fn(sqliteTx(raw as unknown as Db, db)), { behavior: "immediate" })),
   });
 }
 

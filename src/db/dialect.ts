@@ -24,6 +24,11 @@ export interface Dialect {
   uniqueKey(err: unknown): string | null;
   /** A busy database, serialization failure or deadlock: the whole transaction may run again. */
   isRetryable(err: unknown): boolean;
+  /**
+   * A statement holding a lock on `key` until the transaction ends, for a decision no row stands for yet (the
+   * confirmation caps of one email address across waitlists); SQLite: a no-op, its write lock serializes writers.
+   */
+  lockKey(key: string): SQL;
 }
 
 /** `'key', value, ...` for json_object / json_build_object; keys are our own identifiers, never input. */
@@ -45,6 +50,7 @@ export const sqliteDialect: Dialect = {
     return m ? m[1] : null;
   },
   isRetryable: (err) => /SQLITE_BUSY|database is locked/.test(messageOf(err) + String((err as any)?.code ?? "")),
+  lockKey: () => sql`SELECT 1`,
 };
 
 /** PostgreSQL names the constraint or index; SQLite names the columns: this maps one to the other (DIALECTS.md 9). */
@@ -83,4 +89,5 @@ export const pgDialect: Dialect = {
     return pgUniqueKeys.get(name) ?? `index '${name}'`;
   },
   isRetryable: (err) => ["40001", "40P01"].includes((err as any)?.code),
+  lockKey: (key) => sql`SELECT pg_advisory_xact_lock(hashtextextended(${key}, 0))`,
 };

@@ -13,6 +13,25 @@ interface Item {
 export interface GroupWriter {
   /** Runs the statements atomically (with the other batches of this turn), in order; resolves their results. */
   write(statements: InStatement[]): Promise<ResultSet[]>;
+  /**
+   * Runs `fn` while no group (and no other `exclusive` call) holds the write lock: the interactive transactions
+   * (`db.tx`) go through here. The driver waits for SQLite's lock synchronously, so a second writer of this
+   * process would block the event loop until the busy timeout while the first could never finish.
+   */
+  exclusive<T>(fn: () => Promise<T>): Promise<T>;
+}
+
+/** One holder at a time, first come first served. */
+function createMutex() {
+  let tail: Promise<unknown> = Promise.resolve();
+  return <T>(fn: () => Promise<T>): Promise<T> => {
+    const run = tail.then(fn, fn);
+    tail = run.then(
+      () => {},
+      () => {},
+    );
+    return run;
+  };
 }
 
 const MAX_GROUP = 256;
@@ -20,9 +39,12 @@ const MAX_GROUP = 256;
 export function createGroupWriter(client: Client): GroupWriter {
   let queue: Item[] = [];
   let busy = false;
+  const locked = createMutex();
 
   /** Runs the items in one transaction and one batch (one round trip on a server); throws (having rolled back) if any fails. */
-  async function runTogether(items: Item[]): Promise<ResultSet[][]> {
+  const runTogether = (items: Item[]) => locked(() => runGroup(items));
+
+  async function runGroup(items: Item[]): Promise<ResultSet[][]> {
     const tx = await client.transaction("write");
     try {
       const results = await tx.batch(items.flatMap((item) => item.statements));
@@ -61,6 +83,7 @@ export function createGroupWriter(client: Client): GroupWriter {
   }
 
   return {
+    exclusive: (fn) => locked(fn),
     write(statements) {
       return new Promise<ResultSet[]>((resolve, reject) => {
         queue.push({ statements, resolve, reject });

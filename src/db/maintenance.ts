@@ -1,4 +1,4 @@
-// Upkeep of the embedded database file: WAL checkpoints, incremental vacuum and the sizes doctor and /metrics show.
+// Upkeep of the embedded database file (nothing of it applies to PostgreSQL, which keeps its own): WAL checkpoints, incremental vacuum and the sizes doctor and /metrics show.
 import { statSync } from "node:fs";
 import { databasePath, type Db } from "./client";
 
@@ -27,7 +27,7 @@ export function databaseFileSizes(config: { databaseUrl: string }): DatabaseFile
 
 /** Folds the WAL into the database file and empties it, so the file alone is complete. Returns false if a reader kept it busy. */
 export async function checkpoint(db: Db): Promise<boolean> {
-  if (!db.$path) return true;
+  if (db.d.name !== "sqlite" || !db.$path) return true;
   const r = await db.$client.execute("PRAGMA wal_checkpoint(TRUNCATE)");
   return Number(r.rows[0]?.[0] ?? 0) === 0;
 }
@@ -37,7 +37,7 @@ export async function checkpoint(db: Db): Promise<boolean> {
  * migration 0012) and truncates the WAL. Returns how many free pages were released.
  */
 export async function compactDatabase(db: Db): Promise<{ freedPages: number }> {
-  if (!db.$path) return { freedPages: 0 };
+  if (db.d.name !== "sqlite" || !db.$path) return { freedPages: 0 };
   const before = Number((await db.$client.execute("PRAGMA freelist_count")).rows[0]?.[0] ?? 0);
   // executeMultiple steps the pragma to the end; execute() steps it once (one page) and leaves it holding the lock
   await db.$client.executeMultiple("PRAGMA incremental_vacuum;");

@@ -3,7 +3,6 @@ import { eq, sql } from "drizzle-orm";
 import { now } from "../clock";
 import type { Config } from "../config";
 import type { Db } from "../db/client";
-import { waitlists } from "../db/schema";
 import { maskEmail, type Logger } from "../log";
 import { createMailer, type Mailer } from "../email/send";
 import { deliver } from "../webhooks/send";
@@ -32,7 +31,7 @@ const YEAR_MS = 365 * 86_400_000;
  */
 async function withheldEmail(db: Db, row: OutboxRow): Promise<string | null> {
   if (!row.subscriber_id) return null;
-  const [sub] = await db.all<{ unsubscribed_at: number | null; access: string }>(sql`SELECT unsubscribed_at, access FROM subscribers WHERE id = ${row.subscriber_id}`);
+  const [sub] = await db.rows<{ unsubscribed_at: number | null; access: string }>(sql`SELECT unsubscribed_at, access FROM subscribers WHERE id = ${row.subscriber_id}`);
   if (!sub) return null; // rendering gives it up: the subscriber is gone
   if (sub.unsubscribed_at !== null) return "not sent: the subscriber unsubscribed";
   if (row.topic === "invitation" && sub.access !== "invited") return "not sent: the invitation was withdrawn";
@@ -80,6 +79,7 @@ export function createDispatcher(deps: { db: Db; config: Config; log: Logger }):
   }
 
   async function sendWebhook(row: OutboxRow, body: string) {
+    const { waitlists } = db.t;
     const [w] = await db.select({ url: waitlists.webhookUrl, enabled: waitlists.webhookEnabled, secret: waitlists.signingSecret }).from(waitlists).where(eq(waitlists.id, row.waitlist_id));
     if (!w?.url || !w.enabled) {
       await abandon(db, row.id, "the webhook was switched off");

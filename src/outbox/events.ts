@@ -40,7 +40,7 @@ export function webhookEvent(
   w: Pick<Waitlist, "id" | "webhookEnabled" | "webhookUrl">,
   type: EventType,
   subscriberId: string,
-  onlyIf: SQL = sql`1`,
+  onlyIf: SQL = sql`TRUE`,
   extra: { relatedId?: string; payload?: (id: string, createdAt: number) => string } = {},
 ): Outgoing {
   if (!w.webhookEnabled || !w.webhookUrl) return out;
@@ -53,7 +53,7 @@ export function email(
   w: Pick<Waitlist, "id">,
   template: "confirmation" | "welcome" | "milestone" | "invitation",
   subscriberId: string,
-  onlyIf: SQL = sql`1`,
+  onlyIf: SQL = sql`TRUE`,
   relatedId?: string,
 ): Outgoing {
   return add(out, enqueue({ kind: "email", topic: template, waitlistId: w.id, subscriberId, relatedId }, onlyIf));

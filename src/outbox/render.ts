@@ -1,7 +1,6 @@
 // Turns an outbox row into what is sent: a webhook envelope (DESIGN §4 Events) or an email, from the committed state.
 import { eq, sql } from "drizzle-orm";
 import type { Db } from "../db/client";
-import { waitlists } from "../db/schema";
 import type { Waitlist } from "../http/api";
 import { renderHtml, renderSubject, renderText, withUnsubscribeLink, type TemplateValues } from "../email/templates";
 import { selectSubscribers, subscriberView, thankYouUrl, unsubscribeUrl, type SubscriberRow } from "../subscribers/view";
@@ -54,6 +53,7 @@ export function templateValues(row: SubscriberRow, w: Waitlist, baseUrl: string)
 /** The payload to send, or null when what it describes is gone (deleted before it was rendered). */
 export async function renderPayload(db: Db, row: OutboxRow, baseUrl: string): Promise<string | null> {
   if (row.payload !== null) return row.payload;
+  const { waitlists } = db.t;
   const [w] = await db.select().from(waitlists).where(eq(waitlists.id, row.waitlist_id));
   if (!w) return null;
   const sub = await subscriber(db, row.subscriber_id);
@@ -97,7 +97,7 @@ export async function renderPayload(db: Db, row: OutboxRow, baseUrl: string): Pr
 
 /** The reward a milestone row recorded (undefined when it is gone). */
 async function reward(db: Db, subscriberId: string, referrals: number) {
-  const [m] = await db.all<{ referrals: number; reward: string; tag: string | null; reached_at: number }>(
+  const [m] = await db.rows<{ referrals: number; reward: string; tag: string | null; reached_at: number }>(
     sql`SELECT referrals, reward, tag, reached_at FROM milestone_rewards WHERE subscriber_id = ${subscriberId} AND referrals = ${referrals}`,
   );
   return m ? { referrals: Number(m.referrals), reward: m.reward, tag: m.tag, reached_at: Number(m.reached_at) } : undefined;

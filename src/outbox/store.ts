@@ -35,7 +35,7 @@ export interface Message {
 const value = (v: string | SQL | null | undefined): SQL => (v === undefined || v === null ? sql`NULL` : typeof v === "string" ? sql`${v}` : v);
 
 /** An INSERT for the change's own transaction; `onlyIf` ties it to the change having happened. */
-export function enqueue(m: Message, onlyIf: SQL = sql`1`, at = now()): { id: string; statement: SQL } {
+export function enqueue(m: Message, onlyIf: SQL = sql`TRUE`, at = now()): { id: string; statement: SQL } {
   const id = `evt_${sortableToken(24)}`;
   return {
     id,
@@ -45,45 +45,53 @@ export function enqueue(m: Message, onlyIf: SQL = sql`1`, at = now()): { id: str
   };
 }
 
-/** Claims the given rows, or up to `limit` due rows, for this attempt (one statement; safe across instances). */
+/**
+ * Claims the given rows, or up to `limit` due rows, for this attempt: one statement in a write group, safe across
+ * instances. On PostgreSQL the pick locks what it reads and skips rows another claim holds (`skipLocked`), and the
+ * UPDATE re-checks the lease on each row as it is once locked, so two instances never claim one row. The pick is a
+ * MATERIALIZED CTE: as an `IN (subquery)` PostgreSQL may run it again per row, LIMIT and all (114 rows claimed of 50).
+ */
 export async function claim(db: Db, ids: string[] | null, limit = 20, at = now()): Promise<OutboxRow[]> {
-  const which = ids
-    ? sql`id IN ${ids}`
-    : sql`id IN (SELECT id FROM outbox WHERE status = 'pending' AND next_attempt_at <= ${at}
-        AND (locked_until IS NULL OR locked_until < ${at}) ORDER BY next_attempt_at LIMIT ${limit})`;
-  return db.all<OutboxRow>(sql`UPDATE outbox SET locked_until = ${at + CLAIM_MS}, attempts = attempts + 1
-    WHERE ${which} AND status = 'pending' AND next_attempt_at <= ${at} AND (locked_until IS NULL OR locked_until < ${at})
-    RETURNING *`);
+  if (ids && ids.length === 0) return [];
+  const due = sql`status = 'pending' AND next_attempt_at <= ${at} AND (locked_until IS NULL OR locked_until < ${at})`;
+  const pick = ids
+    ? sql`SELECT id FROM outbox WHERE id IN ${ids} AND ${due} ${db.d.skipLocked}`
+    : sql`SELECT id FROM outbox WHERE ${due} ORDER BY next_attempt_at, id LIMIT ${limit} ${db.d.skipLocked}`;
+  const [rows] = await db.write([
+    sql`WITH picked AS MATERIALIZED (${pick})
+      UPDATE outbox SET locked_until = ${at + CLAIM_MS}, attempts = attempts + 1 WHERE id IN (SELECT id FROM picked) AND ${due} RETURNING *`,
+  ]);
+  return rows as unknown as OutboxRow[];
 }
 
-export const storePayload = (db: Db, id: string, payload: string) => db.run(sql`UPDATE outbox SET payload = ${payload} WHERE id = ${id} AND payload IS NULL`);
+export const storePayload = (db: Db, id: string, payload: string) => db.exec(sql`UPDATE outbox SET payload = ${payload} WHERE id = ${id} AND payload IS NULL`);
 
 export const markSent = (db: Db, id: string, status: number | null, at = now()) =>
-  db.run(sql`UPDATE outbox SET status = 'sent', sent_at = ${at}, last_status = ${status}, last_error = NULL, locked_until = NULL WHERE id = ${id}`);
+  db.exec(sql`UPDATE outbox SET status = 'sent', sent_at = ${at}, last_status = ${status}, last_error = NULL, locked_until = NULL WHERE id = ${id}`);
 
 /** After the last retry the row is failed; before it, due again after the schedule's delay ±10%. */
 export function markFailed(db: Db, row: OutboxRow, error: string, status: number | null, random = Math.random, at = now()) {
   const delay = RETRY_DELAYS_MS[row.attempts - 1];
   if (delay === undefined) {
-    return db.run(sql`UPDATE outbox SET status = 'failed', last_error = ${error}, last_status = ${status}, locked_until = NULL WHERE id = ${row.id}`);
+    return db.exec(sql`UPDATE outbox SET status = 'failed', last_error = ${error}, last_status = ${status}, locked_until = NULL WHERE id = ${row.id}`);
   }
   const due = at + Math.round(delay * (0.9 + 0.2 * random()));
-  return db.run(sql`UPDATE outbox SET next_attempt_at = ${due}, last_error = ${error}, last_status = ${status}, locked_until = NULL WHERE id = ${row.id}`);
+  return db.exec(sql`UPDATE outbox SET next_attempt_at = ${due}, last_error = ${error}, last_status = ${status}, locked_until = NULL WHERE id = ${row.id}`);
 }
 
 /** Keeps a row pending without spending an attempt (an email while SMTP_URL is unset). */
 export const hold = (db: Db, id: string, reason: string, until: number) =>
-  db.run(sql`UPDATE outbox SET attempts = attempts - 1, next_attempt_at = ${until}, last_error = ${reason}, locked_until = NULL WHERE id = ${id}`);
+  db.exec(sql`UPDATE outbox SET attempts = attempts - 1, next_attempt_at = ${until}, last_error = ${reason}, locked_until = NULL WHERE id = ${id}`);
 
 export const HELD_NO_SMTP = "held: SMTP_URL is not set";
 
 /** With SMTP configured, emails held for the lack of it become due now. */
 export const releaseHeldEmails = (db: Db, at = now()) =>
-  db.run(sql`UPDATE outbox SET next_attempt_at = ${at} WHERE kind = 'email' AND status = 'pending' AND last_error = ${HELD_NO_SMTP}`);
+  db.exec(sql`UPDATE outbox SET next_attempt_at = ${at} WHERE kind = 'email' AND status = 'pending' AND last_error = ${HELD_NO_SMTP}`);
 
 /** Sent rows are kept 30 days (DESIGN §1). */
-export const pruneSent = (db: Db, at = now()) => db.run(sql`DELETE FROM outbox WHERE status = 'sent' AND sent_at < ${at - 30 * 86_400_000}`);
+export const pruneSent = (db: Db, at = now()) => db.exec(sql`DELETE FROM outbox WHERE status = 'sent' AND sent_at < ${at - 30 * 86_400_000}`);
 
 /** Gives up on a row at once (what it describes is gone, or its webhook was switched off). */
 export const abandon = (db: Db, id: string, reason: string) =>
-  db.run(sql`UPDATE outbox SET status = 'failed', last_error = ${reason}, locked_until = NULL WHERE id = ${id}`);
+  db.exec(sql`UPDATE outbox SET status = 'failed', last_error = ${reason}, locked_until = NULL WHERE id = ${id}`);

@@ -34,38 +34,41 @@ export async function invite(db: Db, w: Waitlist, input: InviteInput, baseUrl: s
   const given = [input.count !== undefined, input.ids !== undefined, input.emails !== undefined].filter(Boolean).length;
   if (given !== 1) throw badRequest("Give exactly one of count (the next N waiting, by position), ids or emails");
   const at = now();
-  const out = nothing();
-  const targets = await db.transaction(
-    async (tx) => {
-      let rows: SubscriberRow[];
-      if (input.count !== undefined) {
-        // the next N in line: rank order over the ranked index
-        rows = await tx.all<SubscriberRow>(sql`SELECT * FROM (${selectOrdered(w.id, input.count)}) ORDER BY position`);
-      } else {
-        const wanted = input.ids ?? (input.emails ?? []).map((e) => normalizeEmail(e));
-        const column = input.ids ? sql`s.id` : sql`s.email`;
-        rows = await tx.all<SubscriberRow>(
-          sql`SELECT s.*, ${positionOf("s")} AS position, '[]' AS tags_json FROM subscribers s
-            WHERE s.waitlist_id = ${w.id} AND ${column} IN ${wanted}`,
-        );
-        const found = new Set(rows.map((r) => (input.ids ? r.id : r.email)));
-        const missing = [...new Set(wanted)].filter((v) => !found.has(v));
-        if (missing.length) throw notFound(`Unknown subscriber${missing.length === 1 ? "" : "s"}: ${missing.slice(0, 5).join(", ")}${missing.length > 5 ? ", ..." : ""}`);
-      }
-      for (const row of rows) {
-        if (row.status !== "confirmed" || row.access !== "waiting") continue;
-        const inviteToken = token(32);
-        await tx.run(sql`UPDATE subscribers SET access = 'invited', final_position = ${row.position}, invite_token = ${inviteToken}, invited_at = ${at},
-          invite_expires_at = ${at + w.inviteExpiryDays * DAY_MS}, updated_at = ${at} WHERE id = ${row.id} AND access = 'waiting'`);
-        const mine = sql`EXISTS (SELECT 1 FROM subscribers WHERE id = ${row.id} AND invite_token = ${inviteToken})`;
-        email(out, w, "invitation", row.id, mine);
-        webhookEvent(out, w, "subscriber.invited", row.id, mine);
-      }
-      for (const statement of out.statements) await tx.run(statement);
-      return rows.map((r) => r.id);
-    },
-    { behavior: "immediate" },
-  );
+  // built inside the transaction: PostgreSQL may run it again after a deadlock
+  const { targets, out } = await db.tx(async (tx) => {
+    const out = nothing();
+    // invites of one waitlist take turns (on SQLite the transaction's write lock does it): two at once never pick
+    // the same next N, and the line a read sees stays so until the updates below
+    await tx.rows(sql`SELECT 1 FROM waitlists WHERE id = ${w.id}${tx.d.forUpdate}`);
+    let rows: SubscriberRow[];
+    if (input.count !== undefined) {
+      // the next N in line: rank order over the ranked index
+      rows = await tx.rows<SubscriberRow>(selectOrdered(tx, w.id, input.count));
+    } else {
+      const wanted = input.ids ?? (input.emails ?? []).map((e) => normalizeEmail(e));
+      const column = input.ids ? sql`s.id` : sql`s.email`;
+      rows = wanted.length
+        ? await tx.rows<SubscriberRow>(
+            sql`SELECT s.*, ${positionOf("s")} AS position, '[]' AS tags_json FROM subscribers s
+              WHERE s.waitlist_id = ${w.id} AND ${column} IN ${wanted}${tx.d.forUpdate}`,
+          )
+        : [];
+      const found = new Set(rows.map((r) => (input.ids ? r.id : r.email)));
+      const missing = [...new Set(wanted)].filter((v) => !found.has(v));
+      if (missing.length) throw notFound(`Unknown subscriber${missing.length === 1 ? "" : "s"}: ${missing.slice(0, 5).join(", ")}${missing.length > 5 ? ", ..." : ""}`);
+    }
+    for (const row of rows) {
+      if (row.status !== "confirmed" || row.access !== "waiting") continue;
+      const inviteToken = token(32);
+      await tx.exec(sql`UPDATE subscribers SET access = 'invited', final_position = ${row.position}, invite_token = ${inviteToken}, invited_at = ${at},
+        invite_expires_at = ${at + w.inviteExpiryDays * DAY_MS}, updated_at = ${at} WHERE id = ${row.id} AND access = 'waiting'`);
+      const mine = sql`EXISTS (SELECT 1 FROM subscribers WHERE id = ${row.id} AND invite_token = ${inviteToken})`;
+      email(out, w, "invitation", row.id, mine);
+      webhookEvent(out, w, "subscriber.invited", row.id, mine);
+    }
+    for (const statement of out.statements) await tx.exec(statement);
+    return { targets: rows.map((r) => r.id), out };
+  });
   dispatch(out.ids);
   const after = targets.length ? await selectSubscribers(db, sql`s.id IN ${targets}`) : [];
   const byId = new Map(after.map((r) => [r.id, r]));
@@ -76,10 +79,11 @@ export async function invite(db: Db, w: Waitlist, input: InviteInput, baseUrl: s
   };
 }
 
-/** The first `n` waiting subscribers in rank order, each with its position (1..n by construction). */
-function selectOrdered(waitlistId: string, n: number) {
+/** The first `n` waiting subscribers in rank order, each with its position (1..n by construction), locked until the transaction ends. */
+function selectOrdered(tx: Db, waitlistId: string, n: number) {
   return sql`SELECT s.*, row_number() OVER (ORDER BY s.points DESC, s.ranked_seq ASC) AS position, '[]' AS tags_json FROM (
-    SELECT * FROM subscribers WHERE waitlist_id = ${waitlistId} AND ranked_seq IS NOT NULL ORDER BY points DESC, ranked_seq ASC LIMIT ${n}) s`;
+    SELECT * FROM subscribers WHERE waitlist_id = ${waitlistId} AND ranked_seq IS NOT NULL ORDER BY points DESC, ranked_seq ASC LIMIT ${n}${tx.d.forUpdate}) AS s
+    ORDER BY position`;
 }
 
 /**
@@ -92,13 +96,13 @@ export async function reject(db: Db, w: Waitlist, idOrEmail: string, baseUrl: st
   if (row.status !== "confirmed") throw new AppError("conflict", "A subscriber pending confirmation has no place in line to reject");
   if (row.access === "joined") throw new AppError("conflict", "This subscriber has already joined");
   if (row.access !== "rejected") {
-    const out = webhookEvent(nothing(), w, "subscriber.rejected", row.id, sql`changes() = 1`);
-    const [updated] = await db.batch([
-      db.all<{ id: string }>(sql`UPDATE subscribers SET access = 'rejected', final_position = coalesce(${row.position}, final_position),
-        updated_at = ${now()} WHERE id = ${row.id} AND access = ${row.access} RETURNING id`),
-      ...out.statements.map((st) => db.run(st)),
-    ] as any);
-    if ((updated as unknown as { id: string }[]).length > 0) dispatch(out.ids);
+    const out = webhookEvent(nothing(), w, "subscriber.rejected", row.id, sql`${db.d.prevChanged} = 1`);
+    const [updated] = await db.write([
+      sql`UPDATE subscribers SET access = 'rejected', final_position = coalesce(${row.position}, final_position),
+        updated_at = ${now()} WHERE id = ${row.id} AND access = ${row.access} RETURNING id`,
+      ...out.statements,
+    ]);
+    if (updated.length > 0) dispatch(out.ids);
   }
   return subscriberView(await findSubscriber(db, w.id, row.id), w, baseUrl);
 }
@@ -122,13 +126,13 @@ export async function acceptInvite(db: Db, w: Waitlist, row: SubscriberRow, disp
   const state = inviteState(row);
   if (state !== "invited") return state;
   const at = now();
-  const out = webhookEvent(nothing(), w, "subscriber.joined", row.id, sql`changes() = 1`);
-  const [updated] = await db.batch([
-    db.all<{ id: string }>(sql`UPDATE subscribers SET access = 'joined', accepted_at = ${at}, updated_at = ${at}
-      WHERE id = ${row.id} AND access = 'invited' AND invite_token = ${row.invite_token} RETURNING id`),
-    ...out.statements.map((st) => db.run(st)),
-  ] as any);
-  if ((updated as unknown as { id: string }[]).length === 0) return inviteState((await findByInviteToken(db, row.invite_token!)) ?? row);
+  const out = webhookEvent(nothing(), w, "subscriber.joined", row.id, sql`${db.d.prevChanged} = 1`);
+  const [updated] = await db.write([
+    sql`UPDATE subscribers SET access = 'joined', accepted_at = ${at}, updated_at = ${at}
+      WHERE id = ${row.id} AND access = 'invited' AND invite_token = ${row.invite_token} RETURNING id`,
+    ...out.statements,
+  ]);
+  if (updated.length === 0) return inviteState((await findByInviteToken(db, row.invite_token!)) ?? row);
   dispatch(out.ids);
   return "invited";
 }

@@ -3,7 +3,6 @@
 import { eq, sql } from "drizzle-orm";
 import { now } from "../clock";
 import type { Db } from "../db/client";
-import { waitlists } from "../db/schema";
 import type { Waitlist } from "../http/api";
 import { nothing, type Dispatch } from "../outbox/events";
 import { judge, referrerSignals, type FraudReason, type ReferrerSignals } from "./fraud";
@@ -17,23 +16,25 @@ interface Pending {
   referrer_id: string | null;
   ip_address: string | null;
   fingerprint: string | null;
-  fraud_checks: number;
+  /** Read by truthiness: 0/1 on SQLite, a boolean on PostgreSQL. */
+  fraud_checks: number | boolean;
 }
 
 /** What a confirmation link names, for its page (a GET changes nothing: issue 16); null for an unknown link. */
 export async function findByConfirmToken(db: Db, confirmToken: string): Promise<{ status: "pending" | "confirmed"; signUpToken: string; w: Waitlist } | null> {
   if (!/^[A-Za-z0-9_-]{1,128}$/.test(confirmToken)) return null;
-  const [sub] = await db.all<{ status: "pending" | "confirmed"; sign_up_token: string; waitlist_id: string }>(
+  const [sub] = await db.rows<{ status: "pending" | "confirmed"; sign_up_token: string; waitlist_id: string }>(
     sql`SELECT status, sign_up_token, waitlist_id FROM subscribers WHERE confirm_token = ${confirmToken}`,
   );
   if (!sub) return null;
+  const { waitlists } = db.t;
   const [w] = await db.select().from(waitlists).where(eq(waitlists.id, sub.waitlist_id));
   return w ? { status: sub.status, signUpToken: sub.sign_up_token, w } : null;
 }
 
 /** The thank-you token to redirect to, or null for an unknown link. A second click only redirects. */
 export async function confirmSubscriber(db: Db, confirmToken: string, dispatch: Dispatch): Promise<{ signUpToken: string } | null> {
-  const [sub] = await db.all<Pending>(sql`SELECT id, waitlist_id, status, sign_up_token, referrer_id, ip_address, fingerprint, fraud_checks
+  const [sub] = await db.rows<Pending>(sql`SELECT id, waitlist_id, status, sign_up_token, referrer_id, ip_address, fingerprint, fraud_checks
     FROM subscribers WHERE confirm_token = ${confirmToken}`);
   if (!sub) return null;
   if (sub.status !== "pending") return { signUpToken: sub.sign_up_token };
@@ -41,17 +42,20 @@ export async function confirmSubscriber(db: Db, confirmToken: string, dispatch: 
   const at = now();
   const referral = sub.referrer_id ? await referralDecision(db, sub, at) : null;
   const out = nothing();
-  const done = await db.transaction(
-    async (tx) => {
-      // re-read under the write lock: of two clicks at once, one confirms and the other only redirects
-      const [current] = await tx.all<{ status: string }>(sql`SELECT status FROM subscribers WHERE id = ${sub.id}`);
-      if (current?.status !== "pending") return false;
-      const [w] = await tx.select().from(waitlists).where(eq(waitlists.id, sub.waitlist_id));
-      for (const statement of confirmation(w, sub.id, at, sql`1`, referral, out, "subscriber.confirmed")) await tx.run(statement);
-      return true;
-    },
-    { behavior: "immediate" },
-  );
+  const done = await db.tx(async (tx) => {
+    // re-read under the lock: of two clicks at once, one confirms and the other only redirects (PostgreSQL: the
+    // row lock makes the second wait and read the status the first left; SQLite: the write lock, taken at BEGIN)
+    const [current] = await tx.rows<{ status: string }>(sql`SELECT status FROM subscribers WHERE id = ${sub.id}${tx.d.forUpdate}`);
+    if (current?.status !== "pending") return false;
+    // the referrer's row (a delete of it waits, or has happened and no referral is recorded), then the waitlist's
+    // before `last_seq + 1`
+    if (referral) await tx.rows(sql`SELECT 1 FROM subscribers WHERE id = ${referral.referrerId}${tx.d.forUpdate}`);
+    await tx.rows(sql`SELECT 1 FROM waitlists WHERE id = ${sub.waitlist_id}${tx.d.forUpdate}`);
+    const { waitlists } = tx.t;
+    const [w] = await tx.select().from(waitlists).where(eq(waitlists.id, sub.waitlist_id));
+    await tx.write(confirmation(w, sub.id, at, sql`TRUE`, referral, out, "subscriber.confirmed"));
+    return true;
+  });
   if (done) dispatch(out.ids);
   return { signUpToken: sub.sign_up_token };
 }
@@ -59,7 +63,7 @@ export async function confirmSubscriber(db: Db, confirmToken: string, dispatch: 
 /** The fraud rules of DESIGN §4, judged at confirmation, when the referral would be credited. */
 async function referralDecision(db: Db, sub: Pending, at: number): Promise<{ referrerId: string; reason: FraudReason | null } | null> {
   const referee = { ip: sub.ip_address, fingerprint: sub.fingerprint, excludeId: sub.id };
-  const [r] = await db.all<ReferrerSignals>(referrerSignals(sql`r.id = ${sub.referrer_id}`, sub.waitlist_id, referee, at));
+  const [r] = await db.rows<ReferrerSignals>(referrerSignals(sql`r.id = ${sub.referrer_id}`, sub.waitlist_id, referee, at));
   if (!r) return null; // the referrer is gone or not confirmed
   return { referrerId: r.id, reason: sub.fraud_checks ? judge(referee, r) : null };
 }

@@ -2,7 +2,8 @@
 // the cap is decided and recorded in the same write transaction as the change that sends the email.
 import { sql } from "drizzle-orm";
 import { now } from "../clock";
-import { toStatement, type Db } from "../db/client";
+import type { Db } from "../db/client";
+import type { Dialect } from "../db/dialect";
 import type { Waitlist } from "../http/api";
 import { enqueue } from "../outbox/store";
 import { nothing, type Dispatch, type Outgoing } from "../outbox/events";
@@ -27,10 +28,13 @@ const underCaps = (waitlistId: string, email: string, at: number) => sql`NOT EXI
 /**
  * The statements that queue a confirmation email to the pending subscriber `email` (if there is one and
  * the caps allow) and record the send. Run them inside the change's write transaction: SQLite's write
- * lock then serializes the decision across instances, so two sign-ups at once cannot both send.
+ * lock, or on PostgreSQL a lock on the address taken first, then serializes the decision across instances,
+ * so two sign-ups at once cannot both send.
  * The send is recorded only if the outbox row was written (its id is unique to this call).
  */
-export function cappedConfirmation(out: Outgoing, w: Pick<Waitlist, "id">, email: string, at: number): Outgoing {
+export function cappedConfirmation(d: Dialect, out: Outgoing, w: Pick<Waitlist, "id">, email: string, at: number): Outgoing {
+  // PostgreSQL: writers deciding for this address (on any waitlist) take turns, as SQLite's write lock makes them
+  out.statements.push(d.lockKey(`confirmation:${email}`));
   const queued = enqueue(
     { kind: "email", topic: "confirmation", waitlistId: w.id, subscriberId: pendingId(w.id, email) },
     sql`EXISTS ${pendingId(w.id, email)} AND ${underCaps(w.id, email, at)}`,
@@ -52,10 +56,10 @@ export async function resendConfirmation(db: Db, w: Pick<Waitlist, "id">, rawEma
   const email = normalizeEmail(rawEmail);
   if (!email) throw badRequest("email is required");
   if (email.length > 254 || !isValidEmailSyntax(email)) throw badRequest("email must be a valid email address");
-  const out = cappedConfirmation(nothing(), w, email, now());
-  await db.$writer.write(out.statements.map((st) => toStatement(db, st)));
+  const out = cappedConfirmation(db.d, nothing(), w, email, now());
+  await db.write(out.statements);
   dispatch(out.ids);
 }
 
 /** Sends older than a day no longer count toward any cap; cron removes them. */
-export const pruneConfirmationSends = (db: Db, at = now()) => db.run(sql`DELETE FROM confirmation_sends WHERE sent_at < ${at - DAY_MS}`);
+export const pruneConfirmationSends = (db: Db, at = now()) => db.exec(sql`DELETE FROM confirmation_sends WHERE sent_at < ${at - DAY_MS}`);

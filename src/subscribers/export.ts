@@ -33,8 +33,8 @@ async function* pages(db: Db, waitlistId: string): AsyncGenerator<{ rows: Subscr
   let last: { points: number; seq: number } | null = null;
   for (;;) {
     const page: SQL = last
-      ? sql`SELECT * FROM (SELECT * FROM subscribers WHERE waitlist_id = ${waitlistId} AND points = ${last.points} AND ranked_seq > ${last.seq} ORDER BY ranked_seq LIMIT ${PAGE})
-            UNION ALL SELECT * FROM (SELECT * FROM subscribers WHERE waitlist_id = ${waitlistId} AND points < ${last.points} AND ranked_seq IS NOT NULL ORDER BY points DESC, ranked_seq ASC LIMIT ${PAGE})`
+      ? sql`SELECT * FROM (SELECT * FROM subscribers WHERE waitlist_id = ${waitlistId} AND points = ${last.points} AND ranked_seq > ${last.seq} ORDER BY ranked_seq LIMIT ${PAGE}) AS tied
+            UNION ALL SELECT * FROM (SELECT * FROM subscribers WHERE waitlist_id = ${waitlistId} AND points < ${last.points} AND ranked_seq IS NOT NULL ORDER BY points DESC, ranked_seq ASC LIMIT ${PAGE}) AS behind`
       : sql`SELECT * FROM subscribers WHERE waitlist_id = ${waitlistId} AND ranked_seq IS NOT NULL ORDER BY points DESC, ranked_seq ASC LIMIT ${PAGE}`;
     const rows: SubscriberRow[] = (await selectPage(db, page, sql`s.points DESC, s.ranked_seq ASC`, false)).slice(0, PAGE);
     if (rows.length === 0) break;
@@ -47,7 +47,7 @@ async function* pages(db: Db, waitlistId: string): AsyncGenerator<{ rows: Subscr
     const from = after ? sql`AND (joined_at > ${after.joinedAt} OR (joined_at = ${after.joinedAt} AND id > ${after.id}))` : sql``;
     const rows = await selectPage(
       db,
-      sql`SELECT * FROM subscribers INDEXED BY subscribers_unranked_idx WHERE waitlist_id = ${waitlistId} AND ranked_seq IS NULL ${from} ORDER BY joined_at ASC, id ASC LIMIT ${PAGE}`,
+      sql`SELECT * FROM subscribers ${db.d.indexHint("subscribers_unranked_idx")} WHERE waitlist_id = ${waitlistId} AND ranked_seq IS NULL ${from} ORDER BY joined_at ASC, id ASC LIMIT ${PAGE}`,
       sql`s.joined_at ASC, s.id ASC`,
       false,
     );

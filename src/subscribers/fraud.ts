@@ -46,10 +46,10 @@ export function referrerSignals(which: SQL, waitlistId: string, referee: { ip: s
   const self = referee.excludeId ?? "";
   return sql`SELECT r.id, r.ip_address, r.fingerprint,
     (SELECT count(*) FROM (SELECT 1 FROM subscribers WHERE waitlist_id = ${waitlistId} AND ip_address = ${referee.ip ?? ""} AND id != ${self}
-      AND joined_at > ${at - FRAUD_WINDOWS.ipMs} LIMIT ${FRAUD_LIMITS.signupsPerIp})) AS ip_count,
-    (SELECT count(*) FROM (SELECT 1 FROM subscribers WHERE waitlist_id = ${waitlistId} AND fingerprint = ${referee.fingerprint ?? ""} AND id != ${self} LIMIT 1)) AS fp_count,
-    (SELECT count(*) FROM (SELECT 1 FROM referrals WHERE referrer_id = r.id AND credited = 1 AND created_at > ${at - FRAUD_WINDOWS.velocityMs}
-      LIMIT ${FRAUD_LIMITS.creditsPerWindow})) AS velocity
+      AND joined_at > ${at - FRAUD_WINDOWS.ipMs} LIMIT ${FRAUD_LIMITS.signupsPerIp}) AS x) AS ip_count,
+    (SELECT count(*) FROM (SELECT 1 FROM subscribers WHERE waitlist_id = ${waitlistId} AND fingerprint = ${referee.fingerprint ?? ""} AND id != ${self} LIMIT 1) AS x) AS fp_count,
+    (SELECT count(*) FROM (SELECT 1 FROM referrals WHERE referrer_id = r.id AND credited = TRUE AND created_at > ${at - FRAUD_WINDOWS.velocityMs}
+      LIMIT ${FRAUD_LIMITS.creditsPerWindow}) AS x) AS velocity
     FROM subscribers r WHERE ${which} AND r.status = 'confirmed'`;
 }
 

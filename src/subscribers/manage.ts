@@ -3,7 +3,6 @@
 import { eq, sql } from "drizzle-orm";
 import { now } from "../clock";
 import type { Db } from "../db/client";
-import { waitlists } from "../db/schema";
 import type { Waitlist } from "../http/api";
 import { AppError, badRequest, notFound } from "../http/errors";
 import { checkCustomFields } from "./metadata";
@@ -38,18 +37,16 @@ export async function updateSubscriber(db: Db, waitlist: Waitlist, idOrEmail: st
       ${input.points !== undefined ? sql`, points = ${input.points}` : sql``}`;
     // the metadata read above guards the write: a concurrent merge makes this one re-read and retry
     const guard = sql`id = ${row.id} AND metadata = ${row.metadata}`;
-    // changes() chains the statements after the UPDATE to it having taken effect (an outbox insert adds exactly one row)
-    const out = webhookEvent(nothing(), waitlist, "subscriber.updated", row.id, sql`changes() = 1`);
-    const results = await db.batch([
-      db.all<{ id: string }>(sql`UPDATE subscribers SET ${set} WHERE ${guard} RETURNING id`),
-      ...out.statements.map((st) => db.run(st)),
-      db.all<{ name: string | null; phone: string | null; points: number; metadata: string }>(
-        sql`SELECT name, phone, points, metadata FROM subscribers WHERE id = ${row.id}`,
-      ),
+    // prevChanged chains the statements after the UPDATE to it having taken effect (an outbox insert adds exactly one row)
+    const out = webhookEvent(nothing(), waitlist, "subscriber.updated", row.id, sql`${db.d.prevChanged} = 1`);
+    const results = await db.write([
+      sql`UPDATE subscribers SET ${set} WHERE ${guard} RETURNING id`,
+      ...out.statements,
+      sql`SELECT name, phone, points, metadata FROM subscribers WHERE id = ${row.id}`,
     ]);
-    if ((results[0] as { id: string }[]).length === 0) continue;
+    if (results[0].length === 0) continue;
     dispatch(out.ids);
-    const updated = (results[results.length - 1] as { name: string | null; phone: string | null; points: number; metadata: string }[])[0];
+    const updated = results[results.length - 1][0] as { name: string | null; phone: string | null; points: number; metadata: string };
     return {
       id: row.id,
       email: row.email,
@@ -71,18 +68,18 @@ export async function deleteSubscriber(db: Db, waitlist: Waitlist, idOrEmail: st
   const row = await findSubscriber(db, waitlist.id, idOrEmail);
   // the event carries the subscriber as it was, so its payload is fixed now
   const snapshot = subscriberView(row, waitlist, baseUrl);
-  const out = webhookEvent(nothing(), waitlist, "subscriber.deleted", row.id, sql`changes() = 1`, {
+  const out = webhookEvent(nothing(), waitlist, "subscriber.deleted", row.id, sql`${db.d.prevChanged} = 1`, {
     payload: (id, createdAt) => JSON.stringify(envelope(id, "subscriber.deleted", createdAt, waitlist, { subscriber: snapshot })),
   });
-  const credit = sql`(SELECT referrer_id FROM referrals WHERE referee_id = ${row.id} AND credited = 1)`;
-  const results = await db.batch([
-    db.run(sql`UPDATE subscribers SET points = points - (SELECT points FROM referrals WHERE referee_id = ${row.id}),
-      referral_count = referral_count - 1, updated_at = ${now()} WHERE id = ${credit}`),
-    db.run(sql`UPDATE subscribers SET referrer_id = NULL WHERE referrer_id = ${row.id}`),
-    db.all<{ id: string }>(sql`DELETE FROM subscribers WHERE id = ${row.id} RETURNING id`),
-    ...out.statements.map((st) => db.run(st)),
+  const credit = sql`(SELECT referrer_id FROM referrals WHERE referee_id = ${row.id} AND credited = TRUE)`;
+  const results = await db.write([
+    sql`UPDATE subscribers SET points = points - (SELECT points FROM referrals WHERE referee_id = ${row.id}),
+      referral_count = referral_count - 1, updated_at = ${now()} WHERE id = ${credit}`,
+    sql`UPDATE subscribers SET referrer_id = NULL WHERE referrer_id = ${row.id}`,
+    sql`DELETE FROM subscribers WHERE id = ${row.id} RETURNING id`,
+    ...out.statements,
   ]);
-  if ((results[2] as { id: string }[]).length === 0) throw notFound("Subscriber not found");
+  if (results[2].length === 0) throw notFound("Subscriber not found");
   dispatch(out.ids);
   return { success: true, message: "Subscriber deleted" };
 }
@@ -92,6 +89,7 @@ export async function findBySignUpToken(db: Db, signUpToken: string): Promise<{ 
   if (!/^[A-Za-z0-9_-]{1,64}$/.test(signUpToken)) return null;
   const [sub] = await selectSubscribers(db, sql`s.sign_up_token = ${signUpToken}`);
   if (!sub) return null;
+  const { waitlists } = db.t;
   const [w] = await db.select().from(waitlists).where(eq(waitlists.id, sub.waitlist_id));
   return w ? { sub, w } : null;
 }
@@ -104,16 +102,16 @@ export async function findBySignUpToken(db: Db, signUpToken: string): Promise<{ 
 export async function unsubscribe(db: Db, w: Waitlist, sub: SubscriberRow, dispatch: Dispatch): Promise<number> {
   if (sub.unsubscribed_at !== null) return Number(sub.unsubscribed_at);
   const at = now();
-  const out = webhookEvent(nothing(), w, "subscriber.unsubscribed", sub.id, sql`changes() = 1`);
-  const [updated] = await db.batch([
-    db.all<{ id: string }>(sql`UPDATE subscribers SET unsubscribed_at = ${at}, updated_at = ${at} WHERE id = ${sub.id} AND unsubscribed_at IS NULL RETURNING id`),
-    ...out.statements.map((st) => db.run(st)),
-  ] as any);
-  if ((updated as unknown as { id: string }[]).length > 0) {
+  const out = webhookEvent(nothing(), w, "subscriber.unsubscribed", sub.id, sql`${db.d.prevChanged} = 1`);
+  const [updated] = await db.write([
+    sql`UPDATE subscribers SET unsubscribed_at = ${at}, updated_at = ${at} WHERE id = ${sub.id} AND unsubscribed_at IS NULL RETURNING id`,
+    ...out.statements,
+  ]);
+  if (updated.length > 0) {
     dispatch(out.ids);
     return at;
   }
   // of two posts at once, the other one unsubscribed first
-  const [again] = await db.all<{ unsubscribed_at: number | null }>(sql`SELECT unsubscribed_at FROM subscribers WHERE id = ${sub.id}`);
+  const [again] = await db.rows<{ unsubscribed_at: number | null }>(sql`SELECT unsubscribed_at FROM subscribers WHERE id = ${sub.id}`);
   return Number(again?.unsubscribed_at ?? at);
 }

@@ -24,9 +24,11 @@ export function milestonesReached(w: Waitlist, referrerId: string, at: number, o
     if (m.tag) {
       statements.push(
         sql`INSERT INTO tags (id, waitlist_id, name, color, created_at) SELECT ${token(16)}, ${w.id}, ${m.tag}, 'purple', ${at}
-          WHERE ${awarded} AND NOT EXISTS (SELECT 1 FROM tags WHERE waitlist_id = ${w.id} AND lower(name) = lower(${m.tag}))`,
-        sql`INSERT OR IGNORE INTO subscriber_tags (subscriber_id, tag_id)
-          SELECT ${referrerId}, id FROM tags WHERE waitlist_id = ${w.id} AND lower(name) = lower(${m.tag}) AND ${awarded}`,
+          WHERE ${awarded} AND NOT EXISTS (SELECT 1 FROM tags WHERE waitlist_id = ${w.id} AND lower(name) = lower(${m.tag}))
+          ON CONFLICT DO NOTHING`,
+        sql`INSERT INTO subscriber_tags (subscriber_id, tag_id)
+          SELECT ${referrerId}, id FROM tags WHERE waitlist_id = ${w.id} AND lower(name) = lower(${m.tag}) AND ${awarded}
+          ON CONFLICT DO NOTHING`,
       );
     }
     webhookEvent(out, w, "milestone.reached", referrerId, awarded, { relatedId: String(m.referrals) });

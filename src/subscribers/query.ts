@@ -65,7 +65,7 @@ function orderOf(sort: Sort, dir: "asc" | "desc"): SQL {
 }
 
 async function tagFilter(db: Db, waitlistId: string, tag: string): Promise<SQL> {
-  const all = await db.all<{ id: string; name: string }>(sql`SELECT id, name FROM tags WHERE waitlist_id = ${waitlistId} ORDER BY lower(name)`);
+  const all = await db.rows<{ id: string; name: string }>(sql`SELECT id, name FROM tags WHERE waitlist_id = ${waitlistId} ORDER BY lower(name)`);
   const wanted = tag.trim().toLowerCase();
   const found = all.find((t) => t.id === tag.trim() || t.name.toLowerCase() === wanted);
   if (!found) {
@@ -96,13 +96,13 @@ export async function listSubscribers(db: Db, waitlist: Waitlist, params: ListPa
   let total: number;
   let rows: SubscriberRow[];
   if (filters.length === 1) {
-    const [{ ranked, unranked }] = await db.all<{ ranked: number; unranked: number }>(sql`SELECT
-      (SELECT coalesce(sum(count), 0) FROM rank_counts WHERE waitlist_id = ${waitlist.id} AND level = 63) AS ranked,
-      (SELECT count(*) FROM subscribers INDEXED BY subscribers_unranked_idx WHERE waitlist_id = ${waitlist.id} AND ranked_seq IS NULL) AS unranked`);
+    const [{ ranked, unranked }] = await db.rows<{ ranked: number; unranked: number }>(sql`SELECT
+      (SELECT CAST(coalesce(sum(count), 0) AS BIGINT) FROM rank_counts WHERE waitlist_id = ${waitlist.id} AND level = 63) AS ranked,
+      (SELECT count(*) FROM subscribers ${db.d.indexHint("subscribers_unranked_idx")} WHERE waitlist_id = ${waitlist.id} AND ranked_seq IS NULL) AS unranked`);
     total = Number(ranked) + Number(unranked);
     rows = sort === "position" ? await rankedPage(db, waitlist.id, Number(ranked), dir, offset, limit) : [];
   } else {
-    const [{ n }] = await db.all<{ n: number }>(sql`SELECT count(*) AS n FROM subscribers s WHERE ${where}`);
+    const [{ n }] = await db.rows<{ n: number }>(sql`SELECT count(*) AS n FROM subscribers s WHERE ${where}`);
     total = Number(n);
   }
   if (!(filters.length === 1 && sort === "position")) {
@@ -131,10 +131,10 @@ async function rankedPage(db: Db, waitlistId: string, rankedCount: number, dir: 
     if (start) {
       const page =
         dir === "asc"
-          ? sql`SELECT * FROM (SELECT * FROM subscribers WHERE waitlist_id = ${waitlistId} AND points = ${start.points} AND ranked_seq >= ${start.seq} ORDER BY ranked_seq ASC LIMIT ${limit})
-                UNION ALL SELECT * FROM (SELECT * FROM subscribers WHERE waitlist_id = ${waitlistId} AND points < ${start.points} AND ranked_seq IS NOT NULL ORDER BY points DESC, ranked_seq ASC LIMIT ${limit})`
-          : sql`SELECT * FROM (SELECT * FROM subscribers WHERE waitlist_id = ${waitlistId} AND points = ${start.points} AND ranked_seq <= ${start.seq} ORDER BY ranked_seq DESC LIMIT ${limit})
-                UNION ALL SELECT * FROM (SELECT * FROM subscribers WHERE waitlist_id = ${waitlistId} AND points > ${start.points} AND ranked_seq IS NOT NULL ORDER BY points ASC, ranked_seq DESC LIMIT ${limit})`;
+          ? sql`SELECT * FROM (SELECT * FROM subscribers WHERE waitlist_id = ${waitlistId} AND points = ${start.points} AND ranked_seq >= ${start.seq} ORDER BY ranked_seq ASC LIMIT ${limit}) AS tied
+                UNION ALL SELECT * FROM (SELECT * FROM subscribers WHERE waitlist_id = ${waitlistId} AND points < ${start.points} AND ranked_seq IS NOT NULL ORDER BY points DESC, ranked_seq ASC LIMIT ${limit}) AS behind`
+          : sql`SELECT * FROM (SELECT * FROM subscribers WHERE waitlist_id = ${waitlistId} AND points = ${start.points} AND ranked_seq <= ${start.seq} ORDER BY ranked_seq DESC LIMIT ${limit}) AS tied
+                UNION ALL SELECT * FROM (SELECT * FROM subscribers WHERE waitlist_id = ${waitlistId} AND points > ${start.points} AND ranked_seq IS NOT NULL ORDER BY points ASC, ranked_seq DESC LIMIT ${limit}) AS ahead`;
       const rows = (await selectPage(db, page, order, false)).slice(0, limit);
       ranked = rows.map((row, i) => ({ ...row, position: dir === "asc" ? offset + 1 + i : rankedCount - offset - i }));
     }
@@ -142,7 +142,7 @@ async function rankedPage(db: Db, waitlistId: string, rankedCount: number, dir: 
   if (ranked.length === limit) return ranked;
   const pending = await selectPage(
     db,
-    sql`SELECT * FROM subscribers INDEXED BY subscribers_unranked_idx WHERE waitlist_id = ${waitlistId} AND ranked_seq IS NULL ORDER BY joined_at ASC, id ASC LIMIT ${limit - ranked.length} OFFSET ${Math.max(0, offset - rankedCount)}`,
+    sql`SELECT * FROM subscribers ${db.d.indexHint("subscribers_unranked_idx")} WHERE waitlist_id = ${waitlistId} AND ranked_seq IS NULL ORDER BY joined_at ASC, id ASC LIMIT ${limit - ranked.length} OFFSET ${Math.max(0, offset - rankedCount)}`,
     sql`s.joined_at ASC, s.id ASC`,
     false,
   );

@@ -21,11 +21,11 @@ export const positionOf = (s: string): SQL => sql.raw(`CASE WHEN ${s}.ranked_seq
 
 /** Which counter row holds the k-th (0-based) ranked entry, and how many of it come before. */
 async function locate(db: Db, where: SQL, order: SQL, k: number): Promise<{ key: number; before: number } | null> {
-  const row = (await db.all<{ key: number; before: number }>(sql`
+  const [row] = await db.rows<{ key: number; before: number }>(sql`
     SELECT key, before FROM (
       SELECT ${order} AS key, count, sum(count) OVER (ORDER BY ${order} ${order === BUCKET ? sql`ASC` : sql`DESC`} ROWS UNBOUNDED PRECEDING) - count AS before
       FROM rank_counts WHERE ${where} AND count > 0
-    ) WHERE before + count > ${k} LIMIT 1`))[0];
+    ) AS c WHERE before + count > ${k} ORDER BY before LIMIT 1`);
   return row ? { key: Number(row.key), before: Number(row.before) } : null;
 }
 const POINTS = sql.raw("points");
@@ -49,8 +49,8 @@ export async function keyAtRank(db: Db, waitlistId: string, k: number): Promise<
     k16,
   );
   if (!b8) return null;
-  const row = (await db.all<{ seq: number }>(sql`
+  const [row] = await db.rows<{ seq: number }>(sql`
     SELECT ranked_seq AS seq FROM subscribers WHERE waitlist_id = ${waitlistId} AND points = ${points} AND ranked_seq >= ${b8.key * 256}
-    ORDER BY ranked_seq LIMIT 1 OFFSET ${k16 - b8.before}`))[0];
+    ORDER BY ranked_seq LIMIT 1 OFFSET ${k16 - b8.before}`);
   return row ? { points, seq: Number(row.seq) } : null;
 }

@@ -1,10 +1,9 @@
 // Sign-up (spec: POST .../sign-up): idempotent per email, exact positions, referral credit and fraud rules.
 import { sql, type SQL } from "drizzle-orm";
 import { clusteredCode, now, sortableToken } from "../clock";
-import { toStatement, type Db } from "../db/client";
+import type { Db } from "../db/client";
 import type { Waitlist } from "../http/api";
 import { badRequest } from "../http/errors";
-import { isUniqueViolation } from "../db/errors";
 import { isDisposable, isRoleAddress, isValidEmailSyntax, normalizeEmail } from "./email";
 import { judge, referrerSignals, type FraudReason, type ReferrerSignals } from "./fraud";
 import { locate } from "./geo";
@@ -123,14 +122,14 @@ export async function signUp(db: Db, waitlist: Waitlist, input: SignUpInput, ctx
       if (!row) {
         // the email was there already (or a concurrent sign-up won): answer with that subscriber
         if (pending) ctx.dispatch(out.ids); // the confirmation may have gone out again (issue 16 caps)
-        const [existing] = await db.all<SignUpRow>(signUpRow(waitlist.id, email));
+        const [existing] = await db.rows<SignUpRow>(signUpRow(waitlist.id, email));
         return answer(existing, waitlist, ctx.baseUrl, false);
       }
       ctx.dispatch(out.ids);
       return answer(row, waitlist, ctx.baseUrl, true);
     } catch (err) {
       // a referral code or token collided: draw new ones (astronomically rare)
-      if (attempt < 3 && isUniqueViolation(err)) continue;
+      if (attempt < 3 && db.d.uniqueKey(err) !== null) continue;
       throw err;
     }
   }
@@ -138,9 +137,9 @@ export async function signUp(db: Db, waitlist: Waitlist, input: SignUpInput, ctx
 
 /** One round trip for a referred sign-up: the email's subscriber (with position), and the referrer with its fraud signals. */
 async function readBefore(db: Db, waitlistId: string, email: string, code: string, referee: { ip: string | null; fingerprint: string | null }, at: number) {
-  const [found, referrer] = await db.batch([
-    db.all<SignUpRow>(signUpRow(waitlistId, email)),
-    db.all<ReferrerSignals>(referrerSignals(sql`r.waitlist_id = ${waitlistId} AND r.referral_code = ${code}`, waitlistId, referee, at)),
+  const [found, referrer] = await Promise.all([
+    db.rows<SignUpRow>(signUpRow(waitlistId, email)),
+    db.rows<ReferrerSignals>(referrerSignals(sql`r.waitlist_id = ${waitlistId} AND r.referral_code = ${code}`, waitlistId, referee, at)),
   ]);
   return [found[0] as SignUpRow | undefined, referrer[0] as ReferrerSignals | undefined] as const;
 }
@@ -164,6 +163,13 @@ type Base = {
   at: number;
 };
 
+/**
+ * The referrer's code and id as the write finds them: NULL when it was deleted since the sign-up read it
+ * (there is no referral then, only a sign-up).
+ */
+const referrerColumn = (column: "referral_code" | "id", referrerId: string | null) =>
+  referrerId ? sql`(SELECT ${sql.raw(column)} FROM subscribers WHERE id = ${referrerId})` : sql`NULL`;
+
 /** A pending subscriber (no seq, a confirmation token), or one confirmed at once with its seq and sign-up points. */
 function insertSubscriber(id: string, waitlistId: string, b: Base, seq: SQL, confirmToken: string | null, confirmedPoints: number | null) {
   const status = confirmedPoints === null ? "pending" : "confirmed";
@@ -171,10 +177,21 @@ function insertSubscriber(id: string, waitlistId: string, b: Base, seq: SQL, con
       confirm_token, referred_by, referrer_id, metadata, referring_domain, ip_address, fingerprint, fraud_checks, country, city, timezone, joined_with,
       joined_at, confirmed_at, updated_at)
     VALUES (${id}, ${waitlistId}, ${b.email}, ${b.name}, ${b.phone}, ${status}, ${b.deliverability}, ${confirmedPoints ?? 0}, ${seq}, ${clusteredCode(8)}, ${sortableToken(24)},
-      ${confirmToken}, ${b.referredBy}, ${b.referrerId}, ${b.metadata}, ${b.referringDomain}, ${b.ip}, ${b.fingerprint}, ${b.fraudChecks ? 1 : 0},
-      ${b.country}, ${b.city}, ${b.timezone}, ${b.joinedWith}, ${b.at}, ${confirmedPoints === null ? null : b.at}, ${b.at})
+      ${confirmToken}, ${referrerColumn("referral_code", b.referrerId)}, ${referrerColumn("id", b.referrerId)}, ${b.metadata}, ${b.referringDomain}, ${b.ip},
+      ${b.fingerprint}, ${b.fraudChecks}, ${b.country}, ${b.city}, ${b.timezone}, ${b.joinedWith}, ${b.at}, ${confirmedPoints === null ? null : b.at}, ${b.at})
     ON CONFLICT (waitlist_id, email) DO NOTHING ${RETURNING}`;
 }
+
+/**
+ * The row locks a sign-up's write takes first (PostgreSQL; SQLite's write lock serializes writers already):
+ * the referrer's, so a delete of it either waits for this sign-up or has happened before the write reads it,
+ * then (with `seq`) the waitlist's, before `last_seq + 1`, so concurrent sign-ups take distinct numbers.
+ * Referrer before waitlist: the order a delete takes them in (the row, then its trigger's count).
+ */
+const locks = (db: Db, referrerId: string | null, waitlistId: string | null): SQL[] => [
+  ...(referrerId ? [sql`SELECT 1 FROM subscribers WHERE id = ${referrerId}${db.d.forUpdate}`] : []),
+  ...(waitlistId ? [sql`SELECT 1 FROM waitlists WHERE id = ${waitlistId}${db.d.forUpdate}`] : []),
+];
 
 /**
  * Double opt-in: the subscriber waits unranked. The confirmation email goes out with the insert, or
@@ -183,8 +200,10 @@ function insertSubscriber(id: string, waitlistId: string, b: Base, seq: SQL, con
 async function insertPending(db: Db, waitlist: Waitlist, id: string, b: Base, out: Outgoing) {
   const isNew = sql`EXISTS (SELECT 1 FROM subscribers WHERE id = ${id})`;
   webhookEvent(out, waitlist, "subscriber.pending", id, isNew);
-  cappedConfirmation(out, waitlist, b.email, b.at);
-  return groupWrite(db, [insertSubscriber(id, waitlist.id, b, sql`NULL`, sortableToken(32), null), ...out.statements]);
+  cappedConfirmation(db.d, out, waitlist, b.email, b.at);
+  const first = locks(db, b.referrerId, null);
+  const [answer] = await db.write([...first, insertSubscriber(id, waitlist.id, b, sql`NULL`, sortableToken(32), null), ...out.statements]).then((r) => r.slice(first.length));
+  return answer as unknown as SignUpRow[];
 }
 
 /**
@@ -202,18 +221,15 @@ async function insertConfirmed(
 ) {
   const isNew = sql`EXISTS (SELECT 1 FROM subscribers WHERE id = ${id})`;
   const nextSeq = sql`(SELECT last_seq + 1 FROM waitlists WHERE id = ${waitlist.id})`;
-  return groupWrite(db, [
+  const first = locks(db, b.referrerId, waitlist.id);
+  const results = await db.write([
+    ...first,
     insertSubscriber(id, waitlist.id, b, nextSeq, null, signUpPoints(waitlist)),
     ...confirmation(waitlist, id, b.at, isNew, referral, out, "subscriber.created"),
     ...(referral ? [newRow(id)] : []),
   ]);
-}
-
-/** The sign-up's statements in one atomic batch (grouped with concurrent sign-ups); the last one that returns rows answers (none if not inserted). */
-async function groupWrite(db: Db, statements: SQL[]): Promise<SignUpRow[]> {
-  const results = await db.$writer.write(statements.map((st) => toStatement(db, st)));
-  const answering = results.findLast((r) => r.columns.length > 0)!;
-  return answering.rows as unknown as SignUpRow[];
+  // the insert answers, or (referred) the new row read again at the end; nothing when the email was there already
+  return (referral ? results[results.length - 1] : results[first.length]) as unknown as SignUpRow[];
 }
 
 const signUpPoints = (w: Waitlist) => (w.referralEnabled ? w.signupPoints : 0);
@@ -233,8 +249,10 @@ export function confirmation(
   out: Outgoing,
   event: "subscriber.created" | "subscriber.confirmed",
 ): SQL[] {
+  // a referrer deleted since it was read (concurrently) gets no referral: the sign-up or confirmation stands alone
+  const creditIf = referral ? sql`${onlyIf} AND EXISTS (SELECT 1 FROM subscribers WHERE id = ${referral.referrerId})` : onlyIf;
   webhookEvent(out, waitlist, event, id, onlyIf);
-  if (referral?.reason === null) webhookEvent(out, waitlist, "referral.credited", id, onlyIf, { relatedId: referral.referrerId });
+  if (referral?.reason === null) webhookEvent(out, waitlist, "referral.credited", id, creditIf, { relatedId: referral.referrerId });
   if (waitlist.welcomeEnabled) email(out, waitlist, "welcome", id, onlyIf);
   const promote =
     event === "subscriber.confirmed"
@@ -244,7 +262,7 @@ export function confirmation(
             WHERE id = ${id} AND ${onlyIf}`,
         ]
       : [];
-  const credit = referral ? creditReferral(waitlist, id, referral.referrerId, referral.reason, at, onlyIf, out) : [];
+  const credit = referral ? creditReferral(waitlist, id, referral.referrerId, referral.reason, at, creditIf, out) : [];
   return [...promote, ...credit, ...out.statements];
 }
 
@@ -253,7 +271,7 @@ function creditReferral(waitlist: Waitlist, refereeId: string, referrerId: strin
   const credited = reason === null;
   const points = credited && waitlist.referralEnabled ? waitlist.referralPoints : 0;
   const record = sql`INSERT INTO referrals (id, waitlist_id, referrer_id, referee_id, credited, reason, points, created_at)
-    SELECT ${sortableToken(20)}, ${waitlist.id}, ${referrerId}, ${refereeId}, ${credited ? 1 : 0}, ${reason}, ${points}, ${at} WHERE ${onlyIf}`;
+    SELECT ${sortableToken(20)}, ${waitlist.id}, ${referrerId}, ${refereeId}, ${credited}, ${reason}, ${points}, ${at} WHERE ${onlyIf}`;
   if (!credited) return [record];
   return [
     record,

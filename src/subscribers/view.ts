@@ -1,6 +1,7 @@
 // Reads subscriber rows with their position and tags, and shapes the spec's Subscriber object.
 import { sql, type SQL } from "drizzle-orm";
 import type { Db } from "../db/client";
+import type { Dialect } from "../db/dialect";
 import type { Waitlist } from "../http/api";
 import { positionOf } from "./rank";
 
@@ -44,14 +45,17 @@ export interface SubscriberRow {
   tags_json: string;
 }
 
-const TAGS = sql.raw(`(SELECT json_group_array(json_object('id', t.id, 'name', t.name, 'color', t.color) ORDER BY lower(t.name))
-  FROM subscriber_tags st JOIN tags t ON t.id = st.tag_id WHERE st.subscriber_id = s.id)`);
+/** The tags of the subscriber row aliased `s`, by name, as JSON text. */
+const tagsOf = (d: Dialect): SQL =>
+  sql`(SELECT ${d.jsonObjects({ id: sql.raw("t.id"), name: sql.raw("t.name"), color: sql.raw("t.color") }, sql.raw("lower(t.name)"))}
+    FROM subscriber_tags st JOIN tags t ON t.id = st.tag_id WHERE st.subscriber_id = s.id)`;
 
 /** The SELECT of subscribers matching `where` (on alias `s`), with position and tags. */
-export const subscribersQuery = (where: SQL): SQL => sql`SELECT s.*, ${positionOf("s")} AS position, ${TAGS} AS tags_json FROM subscribers s WHERE ${where}`;
+export const subscribersQuery = (d: Dialect, where: SQL): SQL =>
+  sql`SELECT s.*, ${positionOf("s")} AS position, ${tagsOf(d)} AS tags_json FROM subscribers s WHERE ${where}`;
 
 export function selectSubscribers(db: Db, where: SQL) {
-  return db.all<SubscriberRow>(subscribersQuery(where));
+  return db.rows<SubscriberRow>(subscribersQuery(db.d, where));
 }
 
 /**
@@ -59,8 +63,8 @@ export function selectSubscribers(db: Db, where: SQL) {
  * materialized first, so positions and tags are computed for the page's rows only.
  */
 export function selectPage(db: Db, page: SQL, orderBy: SQL, withPosition = true) {
-  return db.all<SubscriberRow>(
-    sql`WITH page AS MATERIALIZED (${page}) SELECT s.*, ${withPosition ? positionOf("s") : sql`NULL`} AS position, ${TAGS} AS tags_json FROM page s ORDER BY ${orderBy}`,
+  return db.rows<SubscriberRow>(
+    sql`WITH page AS MATERIALIZED (${page}) SELECT s.*, ${withPosition ? positionOf("s") : sql`NULL`} AS position, ${tagsOf(db.d)} AS tags_json FROM page s ORDER BY ${orderBy}`,
   );
 }
 

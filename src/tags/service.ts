@@ -2,9 +2,8 @@
 import { and, eq, sql } from "drizzle-orm";
 import { now, token } from "../clock";
 import type { Db } from "../db/client";
-import { tags, TAG_COLORS } from "../db/schema";
+import { TAG_COLORS } from "../db/schema";
 import { AppError, badRequest, conflict, notFound } from "../http/errors";
-import { isUniqueViolation } from "../db/errors";
 import { findSubscriber } from "../subscribers/query";
 import type { Waitlist } from "../http/api";
 import { nothing, webhookEvent, type Dispatch } from "../outbox/events";
@@ -21,7 +20,7 @@ function checkName(raw: string): string {
 }
 
 export async function listTags(db: Db, waitlistId: string) {
-  return db.all<{ id: string; name: string; color: string; subscribers: number }>(sql`
+  return db.rows<{ id: string; name: string; color: string; subscribers: number }>(sql`
     SELECT t.id, t.name, t.color, (SELECT count(*) FROM subscriber_tags st WHERE st.tag_id = t.id) AS subscribers
     FROM tags t WHERE t.waitlist_id = ${waitlistId} ORDER BY lower(t.name)`);
 }
@@ -30,13 +29,17 @@ export async function createTag(db: Db, waitlistId: string, input: { name: strin
   const name = checkName(input.name);
   const row = { id: token(16), waitlistId, name, color: input.color ?? "gray", createdAt: now() } as const;
   try {
-    // the per-waitlist cap is checked in the insert itself
-    const inserted = await db.run(sql`INSERT INTO tags (id, waitlist_id, name, color, created_at)
-      SELECT ${row.id}, ${waitlistId}, ${name}, ${row.color}, ${row.createdAt}
-      WHERE (SELECT count(*) FROM tags WHERE waitlist_id = ${waitlistId}) < ${TAGS_PER_WAITLIST}`);
-    if (inserted.rowsAffected === 0) throw new AppError("conflict", `A waitlist can have at most ${TAGS_PER_WAITLIST} tags`);
+    // the per-waitlist cap is checked in the insert itself, after the waitlist's row is locked (so two creations
+    // at once on PostgreSQL cannot both count 99)
+    const [, inserted] = await db.write([
+      sql`SELECT 1 FROM waitlists WHERE id = ${waitlistId}${db.d.forUpdate}`,
+      sql`INSERT INTO tags (id, waitlist_id, name, color, created_at)
+        SELECT ${row.id}, ${waitlistId}, ${name}, ${row.color}, ${row.createdAt}
+        WHERE (SELECT count(*) FROM tags WHERE waitlist_id = ${waitlistId}) < ${TAGS_PER_WAITLIST} RETURNING id`,
+    ]);
+    if (inserted.length === 0) throw new AppError("conflict", `A waitlist can have at most ${TAGS_PER_WAITLIST} tags`);
   } catch (err) {
-    if (isUniqueViolation(err)) throw conflict(`A tag named "${name}" already exists`);
+    if (db.d.uniqueKey(err) === "index 'tags_waitlist_name_idx'") throw conflict(`A tag named "${name}" already exists`);
     throw err;
   }
   return { id: row.id, name, color: row.color };
@@ -45,7 +48,7 @@ export async function createTag(db: Db, waitlistId: string, input: { name: strin
 /** A tag of the waitlist by id, or by name (case-insensitive). */
 async function findTag(db: Db, waitlistId: string, idOrName: string) {
   const ref = idOrName.trim();
-  const [tag] = await db.all<{ id: string; name: string; color: string }>(sql`
+  const [tag] = await db.rows<{ id: string; name: string; color: string }>(sql`
     SELECT id, name, color FROM tags WHERE waitlist_id = ${waitlistId} AND (id = ${ref} OR lower(name) = ${ref.toLowerCase()})
     ORDER BY id = ${ref} DESC LIMIT 1`);
   return tag as { id: string; name: string; color: string } | undefined;
@@ -54,6 +57,7 @@ async function findTag(db: Db, waitlistId: string, idOrName: string) {
 export async function deleteTag(db: Db, waitlistId: string, idOrName: string) {
   const tag = await findTag(db, waitlistId, idOrName);
   if (!tag) throw notFound("Tag not found");
+  const { tags } = db.t;
   await db.delete(tags).where(and(eq(tags.id, tag.id), eq(tags.waitlistId, waitlistId)));
   return { success: true, message: `Tag "${tag.name}" deleted` };
 }
@@ -67,12 +71,13 @@ export async function tagSubscriber(db: Db, waitlist: Waitlist, idOrEmail: strin
     tagIds.push(((await findTag(db, waitlist.id, ref)) ?? (await createTagOrExisting(db, waitlist.id, ref))).id);
   }
   // the subscriber.updated event is written with the change, and only if a tag was actually added
-  const out = webhookEvent(nothing(), waitlist, "subscriber.updated", subscriber.id, sql`changes() > 0`);
-  await db.batch([
-    db.run(sql`INSERT INTO subscriber_tags (subscriber_id, tag_id)
-      SELECT ${subscriber.id}, value FROM json_each(${JSON.stringify(tagIds)}) WHERE true ON CONFLICT DO NOTHING`),
-    ...out.statements.map((st) => db.run(st)),
-  ] as any);
+  const out = webhookEvent(nothing(), waitlist, "subscriber.updated", subscriber.id, sql`${db.d.prevChanged} > 0`);
+  // `WHERE TRUE`: SQLite would read ON CONFLICT as a join constraint of the SELECT without it
+  await db.write([
+    sql`INSERT INTO subscriber_tags (subscriber_id, tag_id)
+      SELECT ${subscriber.id}, j.value FROM ${db.d.jsonTextArray(tagIds)} WHERE TRUE ON CONFLICT DO NOTHING`,
+    ...out.statements,
+  ]);
   dispatch(out.ids);
   return subscriber.id;
 }
@@ -91,11 +96,8 @@ export async function untagSubscriber(db: Db, waitlist: Waitlist, idOrEmail: str
   const subscriber = await findSubscriber(db, waitlist.id, idOrEmail);
   const tag = await findTag(db, waitlist.id, tagIdOrName);
   if (!tag) throw notFound("Tag not found");
-  const out = webhookEvent(nothing(), waitlist, "subscriber.updated", subscriber.id, sql`changes() > 0`);
-  await db.batch([
-    db.run(sql`DELETE FROM subscriber_tags WHERE subscriber_id = ${subscriber.id} AND tag_id = ${tag.id}`),
-    ...out.statements.map((st) => db.run(st)),
-  ] as any);
+  const out = webhookEvent(nothing(), waitlist, "subscriber.updated", subscriber.id, sql`${db.d.prevChanged} > 0`);
+  await db.write([sql`DELETE FROM subscriber_tags WHERE subscriber_id = ${subscriber.id} AND tag_id = ${tag.id}`, ...out.statements]);
   dispatch(out.ids);
   return subscriber.id;
 }

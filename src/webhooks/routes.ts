@@ -4,7 +4,6 @@ import { eq } from "drizzle-orm";
 import { now, token } from "../clock";
 import type { Config } from "../config";
 import type { Db } from "../db/client";
-import { waitlists } from "../db/schema";
 import type { apiGuard } from "../http/api";
 import { badRequest, errorResponses } from "../http/errors";
 import { envelope } from "../outbox/render";
@@ -47,6 +46,7 @@ export function webhookRoutes(deps: { db: Db; config: Config; api: ReturnType<ty
       "/rotate-secret",
       async ({ auth }) => {
         const secret = `whsec_${token(40)}`;
+        const { waitlists } = db.t;
         await db.update(waitlists).set({ signingSecret: secret, updatedAt: now() }).where(eq(waitlists.id, auth.waitlist!.id));
         return { success: true, data: { signing_secret: secret } };
       },
