@@ -55,9 +55,12 @@ export function buildApp(deps: AppDeps) {
     .use(errorHandler({ log: deps.log, routes: () => app.routes }))
     .use(requestLog(deps.log, metrics?.observe))
     .use(securityHeaders())
-    // no key, slug, token or email holds a NUL character (PostgreSQL's text cannot), so such a URL names nothing
+    // no key, slug, token or email holds a NUL character (PostgreSQL's text cannot), so such a path names nothing
     .onRequest(({ request }) => {
-      if (request.url.includes("%00")) throw new NotFoundError();
+      const url = request.url;
+      if (!url.includes("%00")) return;
+      const query = url.indexOf("?");
+      if ((query === -1 ? url : url.slice(0, query)).includes("%00")) throw new NotFoundError();
     })
     .use(api)
     .get(

@@ -158,6 +158,7 @@ describe(`the app on ${engine}`, () => {
     const made = (await call("POST", "/api/v1/waitlists", a.apiKey, { name: `Nul ${uniq()}` })).body.data.waitlist;
     expect((await call("GET", "/api/v1/waitlist/a%00b/settings", a.apiKey)).status).toBe(404);
     expect((await call("GET", "/p/a%00b")).status).toBe(404);
+    expect((await call("GET", "/healthz?x=%00")).status).toBe(200);
     const form = await app.handle(
       new Request(`http://localhost:3000/s/${made.key}`, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded", origin: "http://localhost:3000", accept: "application/json" }, body: "email=a%00b%40example.com" }),
     );

@@ -63,7 +63,7 @@ export function pageRoutes(deps: { db: Db; config: Config; dispatch: Dispatch; l
         // Caddy's on-demand TLS asks before issuing a certificate (deploy/Caddyfile): with INTERNAL_TOKEN, or from this machine without a proxy
         if (!mayAskInternal(request, server, query.token, config)) return new Response("forbidden", { status: 403 });
         const domain = (query.domain ?? "").toLowerCase().replace(/\.$/, "");
-        const [w] = domain ? await db.select({ id: waitlists.id }).from(waitlists).where(eq(waitlists.customDomain, domain)) : [];
+        const [w] = domain && !domain.includes("\0") ? await db.select({ id: waitlists.id }).from(waitlists).where(eq(waitlists.customDomain, domain)) : [];
         return new Response(w ? "ok" : "unknown domain", { status: w ? 200 : 404 });
       },
       { ...hidden, query: t.Object({ domain: t.Optional(t.String()), token: t.Optional(t.String()) }) },
