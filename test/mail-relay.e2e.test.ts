@@ -3,7 +3,9 @@
 // do not tell a capped request from another, and on two instances sharing one database. Emails are
 // counted at a real SMTP server once a later email (a sentinel) has arrived.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { createClient, type Client } from "@libsql/client";
+import { sql } from "drizzle-orm";
+import { openDatabase } from "../src/db/client";
+import type { Db } from "../src/db/db";
 import { startSmtp, type Smtp } from "./support/peers";
 import { startServer, until, type TestServer } from "./support/server";
 import { inOneWindow } from "./support/windows";
@@ -11,16 +13,16 @@ import { inOneWindow } from "./support/windows";
 let smtp: Smtp;
 let s: TestServer;
 let twin: TestServer;
-let db: Client;
+let db: Db;
 beforeAll(async () => {
   smtp = await startSmtp();
   // behind a proxy, so each post can come from its own IP, as a botnet's would; rate limits on
   s = await startServer({ env: { SMTP_URL: smtp.url, TRUST_PROXY: "true" } });
   twin = await startServer({ env: { SMTP_URL: smtp.url, TRUST_PROXY: "true" }, dbUrl: s.dbUrl });
-  db = createClient({ url: s.dbUrl, timeout: 5_000 } as any);
+  db = await openDatabase({ url: s.dbUrl, poolSize: 2 });
 });
 afterAll(async () => {
-  db?.close();
+  await db?.close();
   await twin?.stop();
   await s?.stop();
   await smtp?.close();
@@ -72,7 +74,7 @@ async function sentinel(server: TestServer, waitlistKey: string) {
 }
 
 /** Moves an address's recorded sends back in time, as if `ms` had passed. */
-const age = (email: string, ms: number) => db.execute({ sql: "UPDATE confirmation_sends SET sent_at = sent_at - ? WHERE email = ?", args: [ms, email] });
+const age = (email: string, ms: number) => db.exec(sql`UPDATE confirmation_sends SET sent_at = sent_at - ${ms} WHERE email = ${email}`);
 
 const MINUTES_11 = 11 * 60_000;
 

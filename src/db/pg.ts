@@ -35,6 +35,9 @@ function pgClient(settings: PgSettings): Sql {
   return postgres(settings.url, {
     max: settings.poolSize,
     connect_timeout: 10,
+    // a lost connection is tried again within a second (the driver's default backs off to 20 s): while
+    // PostgreSQL restarts, queries fail fast into 503s instead of queueing behind a sleeping connection
+    backoff: (attempt: number) => Math.min(0.05 * 2 ** attempt, 1),
     onnotice: () => {},
     connection: { statement_timeout: settings.statementTimeoutMs, application_name: "waitlist" },
     types: {
@@ -47,8 +50,27 @@ function pgClient(settings: PgSettings): Sql {
 /** The engine's tables under the SQLite module's names and types (the constants come along from schema.ts). */
 const tables = { ...schema, ...pgSchema } as unknown as typeof schema;
 
+/**
+ * The driver's one known crash (porsager/postgres#1066, #1154, #1208; unfixed in 3.4.9): a write it queued with
+ * setImmediate runs after a closed connection dropped its socket, and the TypeError escapes every caller, killing
+ * the process whenever PostgreSQL restarts under load. By then the driver has already rejected the query on that
+ * connection with CONNECTION_CLOSED (an answered 503) and reconnects for the next one, so that exception alone is
+ * let pass; any other uncaught exception still ends the process, as it would without this listener.
+ */
+let guarded = false;
+export function surviveDriverWriteRace(onIgnored: () => void = () => {}): void {
+  if (guarded) return;
+  guarded = true;
+  process.on("uncaughtException", (err) => {
+    if (err instanceof TypeError && /socket\.write|reading 'write'/.test(err.message) && /nextWrite/.test(err.stack ?? "")) return onIgnored();
+    process.stderr.write(`${err?.stack ?? err}\n`);
+    process.exit(1);
+  });
+}
+
 /** PostgreSQL as the services' Db: the builder over the pg-core tables, the Store, retried transactions. */
 export async function openPgDb(settings: PgSettings): Promise<Db> {
+  surviveDriverWriteRace();
   const client = pgClient(settings);
   try {
     await applyPgMigrations(client);

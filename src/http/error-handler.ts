@@ -7,6 +7,9 @@ import { ERROR_SHAPE } from "./api";
 import { requestId } from "./request-log";
 import { htmlResponse, page } from "../pages/layout";
 import { escapeHtml } from "../pages/html";
+import { isDatabaseUnavailable } from "../db/errors";
+
+const RETRY_AFTER_UNAVAILABLE_S = 5;
 
 export interface RouteEntry {
   method: string;
@@ -52,6 +55,12 @@ export function errorHandler(deps: { log: Logger; routes: () => RouteEntry[] }) 
     } else if (code === "PARSE" || code === "INVALID_COOKIE_SIGNATURE") {
       status = 400;
       message = "Malformed request body";
+    } else if (isDatabaseUnavailable(error)) {
+      // issue 18: PostgreSQL restarting or unreachable: not the client's fault, and over soon
+      status = 503;
+      message = "The database is unavailable for a moment; try again shortly";
+      set.headers["retry-after"] = String(RETRY_AFTER_UNAVAILABLE_S);
+      deps.log.warn("database unavailable", { req_id: requestId(request), method: request.method, path, error: error instanceof Error ? (error.cause instanceof Error ? error.cause.message : error.message) : String(error) });
     } else {
       // our bug (a crash, or a response failing its own schema): log the cause, answer generically
       status = 500;

@@ -4,6 +4,7 @@
 import { sql } from "drizzle-orm";
 import { now, token } from "../clock";
 import type { Db } from "../db/client";
+import { lockLine } from "./lock";
 import type { Waitlist } from "../http/api";
 import { AppError, badRequest, notFound } from "../http/errors";
 import { email, nothing, webhookEvent, type Dispatch } from "../outbox/events";
@@ -97,7 +98,8 @@ export async function reject(db: Db, w: Waitlist, idOrEmail: string, baseUrl: st
   if (row.access === "joined") throw new AppError("conflict", "This subscriber has already joined");
   if (row.access !== "rejected") {
     const out = webhookEvent(nothing(), w, "subscriber.rejected", row.id, sql`${db.d.prevChanged} = 1`);
-    const [updated] = await db.write([
+    const [, updated] = await db.write([
+      lockLine(db, w.id),
       sql`UPDATE subscribers SET access = 'rejected', final_position = coalesce(${row.position}, final_position),
         updated_at = ${now()} WHERE id = ${row.id} AND access = ${row.access} RETURNING id`,
       ...out.statements,
@@ -127,7 +129,8 @@ export async function acceptInvite(db: Db, w: Waitlist, row: SubscriberRow, disp
   if (state !== "invited") return state;
   const at = now();
   const out = webhookEvent(nothing(), w, "subscriber.joined", row.id, sql`${db.d.prevChanged} = 1`);
-  const [updated] = await db.write([
+  const [, updated] = await db.write([
+    lockLine(db, w.id),
     sql`UPDATE subscribers SET access = 'joined', accepted_at = ${at}, updated_at = ${at}
       WHERE id = ${row.id} AND access = 'invited' AND invite_token = ${row.invite_token} RETURNING id`,
     ...out.statements,

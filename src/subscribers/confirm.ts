@@ -3,6 +3,7 @@
 import { eq, sql } from "drizzle-orm";
 import { now } from "../clock";
 import type { Db } from "../db/client";
+import { lockLine } from "./lock";
 import type { Waitlist } from "../http/api";
 import { nothing, type Dispatch } from "../outbox/events";
 import { judge, referrerSignals, type FraudReason, type ReferrerSignals } from "./fraud";
@@ -45,12 +46,12 @@ export async function confirmSubscriber(db: Db, confirmToken: string, dispatch: 
   const done = await db.tx(async (tx) => {
     // re-read under the lock: of two clicks at once, one confirms and the other only redirects (PostgreSQL: the
     // row lock makes the second wait and read the status the first left; SQLite: the write lock, taken at BEGIN)
+    // the line's lock order (./lock.ts): the waitlist's row (also before `last_seq + 1`), then the subscriber's,
+    // then the referrer's (a delete of it waits, or has happened and no referral is recorded)
+    await tx.rows(lockLine(tx, sub.waitlist_id));
     const [current] = await tx.rows<{ status: string }>(sql`SELECT status FROM subscribers WHERE id = ${sub.id}${tx.d.forUpdate}`);
     if (current?.status !== "pending") return false;
-    // the referrer's row (a delete of it waits, or has happened and no referral is recorded), then the waitlist's
-    // before `last_seq + 1`
     if (referral) await tx.rows(sql`SELECT 1 FROM subscribers WHERE id = ${referral.referrerId}${tx.d.forUpdate}`);
-    await tx.rows(sql`SELECT 1 FROM waitlists WHERE id = ${sub.waitlist_id}${tx.d.forUpdate}`);
     const { waitlists } = tx.t;
     const [w] = await tx.select().from(waitlists).where(eq(waitlists.id, sub.waitlist_id));
     await tx.write(confirmation(w, sub.id, at, sql`TRUE`, referral, out, "subscriber.confirmed"));

@@ -3,6 +3,7 @@
 import { eq, sql } from "drizzle-orm";
 import { now } from "../clock";
 import type { Db } from "../db/client";
+import { lockLine } from "./lock";
 import type { Waitlist } from "../http/api";
 import { AppError, badRequest, notFound } from "../http/errors";
 import { checkCustomFields } from "./metadata";
@@ -40,11 +41,12 @@ export async function updateSubscriber(db: Db, waitlist: Waitlist, idOrEmail: st
     // prevChanged chains the statements after the UPDATE to it having taken effect (an outbox insert adds exactly one row)
     const out = webhookEvent(nothing(), waitlist, "subscriber.updated", row.id, sql`${db.d.prevChanged} = 1`);
     const results = await db.write([
+      lockLine(db, waitlist.id),
       sql`UPDATE subscribers SET ${set} WHERE ${guard} RETURNING id`,
       ...out.statements,
       sql`SELECT name, phone, points, metadata FROM subscribers WHERE id = ${row.id}`,
     ]);
-    if (results[0].length === 0) continue;
+    if (results[1].length === 0) continue;
     dispatch(out.ids);
     const updated = results[results.length - 1][0] as { name: string | null; phone: string | null; points: number; metadata: string };
     return {
@@ -73,13 +75,14 @@ export async function deleteSubscriber(db: Db, waitlist: Waitlist, idOrEmail: st
   });
   const credit = sql`(SELECT referrer_id FROM referrals WHERE referee_id = ${row.id} AND credited = TRUE)`;
   const results = await db.write([
+    lockLine(db, waitlist.id),
     sql`UPDATE subscribers SET points = points - (SELECT points FROM referrals WHERE referee_id = ${row.id}),
       referral_count = referral_count - 1, updated_at = ${now()} WHERE id = ${credit}`,
     sql`UPDATE subscribers SET referrer_id = NULL WHERE referrer_id = ${row.id}`,
     sql`DELETE FROM subscribers WHERE id = ${row.id} RETURNING id`,
     ...out.statements,
   ]);
-  if (results[2].length === 0) throw notFound("Subscriber not found");
+  if (results[3].length === 0) throw notFound("Subscriber not found");
   dispatch(out.ids);
   return { success: true, message: "Subscriber deleted" };
 }

@@ -2,6 +2,7 @@
 import { sql, type SQL } from "drizzle-orm";
 import { clusteredCode, now, sortableToken } from "../clock";
 import type { Db } from "../db/client";
+import { lockLine } from "./lock";
 import type { Waitlist } from "../http/api";
 import { badRequest } from "../http/errors";
 import { isDisposable, isRoleAddress, isValidEmailSyntax, normalizeEmail } from "./email";
@@ -184,13 +185,14 @@ function insertSubscriber(id: string, waitlistId: string, b: Base, seq: SQL, con
 
 /**
  * The row locks a sign-up's write takes first (PostgreSQL; SQLite's write lock serializes writers already):
- * the referrer's, so a delete of it either waits for this sign-up or has happened before the write reads it,
- * then (with `seq`) the waitlist's, before `last_seq + 1`, so concurrent sign-ups take distinct numbers.
- * Referrer before waitlist: the order a delete takes them in (the row, then its trigger's count).
+ * the waitlist's, before `last_seq + 1`, so concurrent sign-ups take distinct numbers; then the referrer's, so
+ * a delete of it either waits for this sign-up or has happened before the write reads it. Every write that
+ * changes a ranked subscriber takes the waitlist's row first (lockLine), so no two writes wait on each other
+ * in a circle through the rows, the rank counters and the waitlist's count.
  */
-const locks = (db: Db, referrerId: string | null, waitlistId: string | null): SQL[] => [
+const locks = (db: Db, referrerId: string | null, waitlistId: string): SQL[] => [
+  lockLine(db, waitlistId),
   ...(referrerId ? [sql`SELECT 1 FROM subscribers WHERE id = ${referrerId}${db.d.forUpdate}`] : []),
-  ...(waitlistId ? [sql`SELECT 1 FROM waitlists WHERE id = ${waitlistId}${db.d.forUpdate}`] : []),
 ];
 
 /**
@@ -201,7 +203,8 @@ async function insertPending(db: Db, waitlist: Waitlist, id: string, b: Base, ou
   const isNew = sql`EXISTS (SELECT 1 FROM subscribers WHERE id = ${id})`;
   webhookEvent(out, waitlist, "subscriber.pending", id, isNew);
   cappedConfirmation(db.d, out, waitlist, b.email, b.at);
-  const first = locks(db, b.referrerId, null);
+  // pending: nothing ranked changes; only a referrer's row needs holding (and the line's lock before it)
+  const first = b.referrerId ? locks(db, b.referrerId, waitlist.id) : [];
   const [answer] = await db.write([...first, insertSubscriber(id, waitlist.id, b, sql`NULL`, sortableToken(32), null), ...out.statements]).then((r) => r.slice(first.length));
   return answer as unknown as SignUpRow[];
 }
