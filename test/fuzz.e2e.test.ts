@@ -175,6 +175,8 @@ describe("hostile input at every endpoint", () => {
       fc.asyncProperty(fc.nat({ max: 10_000 }), body, segment, query, keyHeader, async (pick, b, seg, q, keyKind) => {
         const op = operations[pick % operations.length];
         const path = pathFor(op.path, seg) + q;
+        // Bun answers a request line over 8 KB itself (431, before the app): not ours to shape
+        fc.pre(path.length <= 8_000);
         const res = await fetch(`${s.url}${path}`, { method: op.method, headers: headersFor(keyKind, b.type), body: op.method === "GET" || op.method === "HEAD" ? undefined : b.raw });
         const text = await res.text();
         statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);

@@ -802,6 +802,18 @@ describe("CSV export", () => {
     expect(rows.map((row) => row[col("email")])).toEqual(["third@example.com", "first@example.com", "second@example.com"]);
     expect(rows.map((row) => row[col("position")])).toEqual(["1", "2", "3"]);
     expect(rows.map((row) => row[col("name")])).toEqual(["", 'Smith, "Jr"', "Line\nBreak"]);
+    expect(rows.map((row) => row[col("unsubscribed_at")])).toEqual(["", "", ""]);
+  });
+
+  test("an unsubscribed subscriber's row carries when, as an ISO time (issue 16)", async () => {
+    const wl = await waitlist();
+    const { sign_up_token: token } = await joined(wl, { email: "quiet@example.com" });
+    const before = Date.now();
+    expect((await s.request("POST", `/u/${token}`, { raw: "List-Unsubscribe=One-Click", headers: { "content-type": "application/x-www-form-urlencoded" } })).status).toBe(200);
+    const [header, row] = parseCsv((await s.request("GET", `${wl.base}/subscribers/export`, { key: wl.key })).text);
+    const at = Date.parse(row[header.indexOf("unsubscribed_at")]);
+    expect(at).toBeGreaterThanOrEqual(before - 1_000);
+    expect(at).toBeLessThanOrEqual(Date.now());
   });
 
   test("a cell a spreadsheet would run as a formula is exported with a leading apostrophe", async () => {

@@ -159,6 +159,10 @@ describe(`the app on ${engine}`, () => {
     expect((await call("GET", "/api/v1/waitlist/a%00b/settings", a.apiKey)).status).toBe(404);
     expect((await call("GET", "/p/a%00b")).status).toBe(404);
     expect((await call("GET", "/healthz?x=%00")).status).toBe(200);
+    // a query parameter too (the fuzz test found this one on PostgreSQL: a 500 from the search)
+    const search = await call("GET", `/api/v1/waitlist/${made.key}/subscribers?q=%00`, a.apiKey);
+    expect(search.status).toBe(400);
+    expect(search.body.message).toContain("q must not contain a NUL character");
     const form = await app.handle(
       new Request(`http://localhost:3000/s/${made.key}`, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded", origin: "http://localhost:3000", accept: "application/json" }, body: "email=a%00b%40example.com" }),
     );

@@ -224,6 +224,10 @@ export function apiGuard(deps: { db: Db; config: Config }) {
           ctx[AUTH] = await authenticate(ctx, policy);
           if (ctx.body === EMPTY_BODY) ctx.body = undefined;
           else if (ctx.body instanceof BodyProblem) throw new AppError(BODY_PROBLEMS[(ctx.body as BodyProblem).status], ctx.body.message);
+          // a NUL in a query parameter reaches SQL as text, which PostgreSQL cannot hold (the fuzz test found a 500)
+          for (const [name, value] of Object.entries(ctx.query ?? {})) {
+            if (String(value).includes(NUL)) throw new AppError("bad_request", `${name} must not contain a NUL character (\\u0000)`);
+          }
         },
         resolve: (ctx: any) => ({ auth: ctx[AUTH] as Auth }),
         // documents bodies as JSON; the global parser above has already read them

@@ -9,6 +9,7 @@ const PAGE = 500;
 const COLUMNS = [
   "id", "email", "name", "phone", "status", "position", "inflated_position", "final_position", "points", "referral_code", "referred_by", "referral_count",
   "deliverability", "tags", "country", "city", "timezone", "ip_address", "referring_domain", "joined_with", "joined_at", "thank_you_url", "metadata",
+  "unsubscribed_at",
 ];
 
 /** A cell a spreadsheet would run as a formula gets a leading apostrophe (CSV formula injection). */
@@ -24,6 +25,8 @@ function record(row: SubscriberRow, position: number | null, waitlist: Waitlist,
     confirmed ? String(row.points) : "", confirmed ? row.referral_code : "", row.referred_by ?? "", String(row.referral_count), row.deliverability, tags,
     row.country ?? "", row.city ?? "", row.timezone ?? "", row.ip_address ?? "", row.referring_domain ?? "", row.joined_with,
     new Date(Number(row.joined_at)).toISOString(), confirmed ? thankYouUrl(baseUrl, row.sign_up_token) : "", row.metadata,
+    // issue 16: who asked for no more email (an import into a mailing tool must honour it)
+    row.unsubscribed_at === null ? "" : new Date(Number(row.unsubscribed_at)).toISOString(),
   ];
   return cells.map(defuse);
 }
