@@ -3,6 +3,7 @@
 import { describeSettings, loadConfig } from "../config";
 import { displayUrl, openDatabase, removeCreatedFiles, type Db } from "../db/client";
 import { checkpoint } from "../db/maintenance";
+import { surviveDriverWriteRace } from "../db/pg";
 import { createLogger } from "../log";
 import { buildApp } from "../app";
 import { JOBS, startJobs } from "../jobs";
@@ -70,6 +71,8 @@ export async function serve(flags: Map<string, string>, env: Record<string, stri
   const config = loadConfig(env, flags);
   const log = createLogger(config.logLevel);
   const db: Db = await openDatabase({ url: config.databaseUrl, poolSize: config.databasePoolSize, sync: config.databaseSync });
+  // the server outlives a PostgreSQL restart (the driver's write-after-close race; src/db/pg.ts)
+  if (db.d.name === "pg") surviveDriverWriteRace(() => log.warn("database connection lost mid-write; the driver reconnects"));
   const dispatcher = createDispatcher({ db, config, log });
   const app = buildApp({ config, db, log, dispatcher });
   let presence: ReturnType<typeof announceInstance> | undefined;

@@ -70,7 +70,6 @@ export function surviveDriverWriteRace(onIgnored: () => void = () => {}): void {
 
 /** PostgreSQL as the services' Db: the builder over the pg-core tables, the Store, retried transactions. */
 export async function openPgDb(settings: PgSettings): Promise<Db> {
-  surviveDriverWriteRace();
   const client = pgClient(settings);
   try {
     await applyPgMigrations(client);
