@@ -6,13 +6,14 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { sql } from "drizzle-orm";
 import { copyDatabase, countRows, tablesToCopy } from "../src/db/copy";
-import { openStore, type OpenStore } from "../src/db/open";
+import { openDatabase } from "../src/db/client";
+import type { Db } from "../src/db/db";
 import type { Store } from "../src/db/store";
 import { scratchPgUrl } from "./support/pg";
 import { startServer, type TestServer } from "./support/server";
 
 const dir = mkdtempSync(join(tmpdir(), "waitlist-copy-"));
-const opened: OpenStore[] = [];
+const opened: Db[] = [];
 let s: TestServer;
 let key = "";
 let path = "";
@@ -48,9 +49,9 @@ afterAll(async () => {
 });
 
 async function open(url: string): Promise<Store> {
-  const o = await openStore(url);
+  const o = await openDatabase({ url, poolSize: 4 });
   opened.push(o);
-  return o.store;
+  return o;
 }
 
 /** Every table's rows in key order, values normalized (0/1 and booleans alike), for an exact comparison. */

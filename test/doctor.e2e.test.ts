@@ -7,7 +7,7 @@ import { join } from "node:path";
 import type { AddressInfo } from "node:net";
 import { SMTPServer } from "smtp-server";
 import { startSmtp, type Smtp } from "./support/peers";
-import { openStore } from "../src/db/open";
+import { openDatabase } from "../src/db/client";
 import { scratchPgUrl } from "./support/pg";
 import { runCli, startServer, type TestServer } from "./support/server";
 
@@ -164,7 +164,7 @@ describe("doctor", () => {
     expect(unreachable.checks.get("database")!.message).toMatch(/^cannot reach PostgreSQL at postgres:\/\/127\.0\.0\.1:1\/none: /);
     expect(unreachable.checks.get("database")!.message).not.toContain("secret");
 
-    await (await openStore(url)).close(); // what serve does at its first start: the migrations
+    await (await openDatabase({ url, poolSize: 2 })).close(); // what serve does at its first start: the migrations
     const sound = await doctor({ ...env, DATABASE_URL: url });
     expect(sound.checks.get("database")).toMatchObject({ status: "ok" });
     expect(sound.checks.get("database")!.message).toMatch(/^PostgreSQL at .* answers and is writable$/);

@@ -4,8 +4,8 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { sql } from "drizzle-orm";
 import type { Db } from "../src/db/client";
-import { asSql, takeLease } from "../src/jobs";
-import { pruneRateLimits } from "../src/http/rate-limit";
+import { takeLease } from "../src/jobs";
+import { pruneRateLimitsQuery } from "../src/http/rate-limit";
 import { claim, pruneSent } from "../src/outbox/store";
 import { prunePreviews } from "../src/landing/preview";
 import { pruneCaptchaSolutions } from "../src/forms/captcha";
@@ -34,7 +34,7 @@ test("a lease is held by one instance until it expires; its holder may renew it"
 test("rate-limit windows older than an hour are pruned, newer ones kept", async () => {
   const now = Date.now();
   await db.exec(sql`INSERT INTO rate_limits (subject, window_start, count) VALUES ('old', ${now - 3_700_000}, 3), ('new', ${now - 60_000}, 3)`);
-  await db.exec(asSql(pruneRateLimits(now - 3_600_000)));
+  await db.exec(pruneRateLimitsQuery(now - 3_600_000));
   const left = await db.rows<{ subject: string }>(sql`SELECT subject FROM rate_limits ORDER BY subject`);
   expect(left.map((r) => r.subject)).toEqual(["new"]);
 });

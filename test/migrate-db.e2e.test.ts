@@ -4,7 +4,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { countRows } from "../src/db/copy";
-import { openStore } from "../src/db/open";
+import { openDatabase } from "../src/db/client";
 import { removeDir, tempDir } from "./support/cleanup";
 import { scratchPgUrl } from "./support/pg";
 import { runCli, startServer, type TestServer } from "./support/server";
@@ -30,9 +30,9 @@ async function answers(server: TestServer) {
 }
 
 async function countsOf(url: string) {
-  const o = await openStore(url);
+  const o = await openDatabase({ url, poolSize: 2 });
   try {
-    return await countRows(o.store);
+    return await countRows(o);
   } finally {
     await o.close();
   }

@@ -25,12 +25,6 @@ export interface PgSettings {
 const RETRIES = 5;
 const toNumber = (v: string) => Number(v);
 
-export async function openPg(settings: PgSettings): Promise<{ client: Sql; store: Store }> {
-  const client = pgClient(settings);
-  await applyPgMigrations(client);
-  return { client, store: pgStore(client) };
-}
-
 function pgClient(settings: PgSettings): Sql {
   return postgres(settings.url, {
     max: settings.poolSize,

@@ -1,5 +1,4 @@
 // Fixed one-minute windows counted in the database, so every instance shares them (DESIGN §5).
-import type { InStatement } from "@libsql/client";
 import { sql, type SQL } from "drizzle-orm";
 import { now } from "../clock";
 import type { Db } from "../db/client";
@@ -68,5 +67,3 @@ export function rateHeaders(d: RateDecision): Record<string, string> {
 /** Expired windows are pruned by cron after an hour (DESIGN §1): `db.exec(pruneRateLimitsQuery(before))` on either engine. */
 export const pruneRateLimitsQuery = (before: number): SQL => sql`DELETE FROM rate_limits WHERE window_start < ${before}`;
 
-/** The libSQL form of pruneRateLimitsQuery, until jobs/index.ts moves to the Store (issue 18); then remove it. */
-export const pruneRateLimits = (before: number): InStatement => ({ sql: "DELETE FROM rate_limits WHERE window_start < ?", args: [before] });

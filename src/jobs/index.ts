@@ -1,10 +1,10 @@
 // Cron jobs (croner). Each takes a lease row first, so one instance runs each job at a time (DESIGN §6).
 import { Cron } from "croner";
-import { sql, type SQL } from "drizzle-orm";
+import { sql } from "drizzle-orm";
 import { now, token } from "../clock";
 import type { Db } from "../db/client";
 import type { Logger } from "../log";
-import { pruneRateLimits } from "../http/rate-limit";
+import { pruneRateLimitsQuery } from "../http/rate-limit";
 import { pruneViewDedupe } from "../analytics/service";
 import { pruneSent } from "../outbox/store";
 import { prunePreviews } from "../landing/preview";
@@ -33,7 +33,7 @@ export const JOBS: Job[] = [
   // DESIGN §4: the outbox retry job runs every 5 s
   { name: "outbox-retry", schedule: "*/5 * * * * *", leaseMs: 4_000, run: ({ dispatcher }) => dispatcher.catchUp(3_000) },
   // rate-limit windows are kept for an hour, delivered outbox rows 30 days (DESIGN §1)
-  { name: "prune-rate-limits", schedule: "17 * * * * *", leaseMs: 55_000, run: ({ db }) => db.exec(asSql(pruneRateLimits(now() - HOUR))) },
+  { name: "prune-rate-limits", schedule: "17 * * * * *", leaseMs: 55_000, run: ({ db }) => db.exec(pruneRateLimitsQuery(now() - HOUR)) },
   { name: "prune-outbox", schedule: "0 23 * * * *", leaseMs: 55_000, run: ({ db }) => pruneSent(db) },
   // view dedupe rows live 24 h from the first counted view (DESIGN §4)
   { name: "prune-view-dedupe", schedule: "37 */5 * * * *", leaseMs: 55_000, run: ({ db }) => pruneViewDedupe(db) },
@@ -45,16 +45,6 @@ export const JOBS: Job[] = [
   // nightly: give the pages the pruning jobs freed back to the disk and truncate the WAL (issue 17)
   { name: "compact-database", schedule: "0 41 3 * * *", leaseMs: 55_000, run: ({ db }) => compactDatabase(db) },
 ];
-
-/** A `{ sql, args }` statement with `?` placeholders (as rate-limit.ts still builds it) as a drizzle fragment for the Store. */
-export function asSql(statement: SQL | string | { sql: string; args?: unknown }): SQL {
-  if (typeof statement === "string") return sql.raw(statement);
-  if (!("args" in statement) || typeof statement.sql !== "string") return statement as SQL;
-  const args = (Array.isArray(statement.args) ? statement.args : []) as unknown[];
-  const parts = statement.sql.split("?");
-  if (parts.length !== args.length + 1) throw new Error("statement placeholders and arguments differ");
-  return sql.join(parts.map((text, i) => (i < args.length ? sql`${sql.raw(text)}${args[i]}` : sql.raw(text))));
-}
 
 /** True when this instance holds (or just took) the job's lease. */
 export async function takeLease(db: Db, name: string, holder: string, ttlMs: number): Promise<boolean> {
