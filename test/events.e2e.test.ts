@@ -3,7 +3,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createHmac } from "node:crypto";
 import { sql, type SQL } from "drizzle-orm";
-import { openDatabase } from "../src/db/client";
 import { startServer, until, type TestServer } from "./support/server";
 import { startReceiver, startSmtp, type Receiver, type Smtp } from "./support/peers";
 
@@ -23,14 +22,7 @@ afterAll(async () => {
 const uniq = () => Math.random().toString(36).slice(2, 8);
 const hmac = (secret: string, raw: string) => `sha256=${createHmac("sha256", secret).update(raw).digest("hex")}`;
 
-async function query(server: TestServer, q: SQL) {
-  const db = await openDatabase({ url: server.dbUrl });
-  try {
-    return await db.rows<any>(q);
-  } finally {
-    await db.close();
-  }
-}
+const query = (server: TestServer, q: SQL) => server.query(q);
 
 async function waitlist(settings: Record<string, unknown> = {}, server = s, receiver = hooks) {
   const { key } = await server.account();

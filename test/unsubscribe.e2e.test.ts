@@ -3,7 +3,6 @@
 // every later email (welcome, milestone, invitation), once, and the subscriber keeps their place.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { sql, type SQL } from "drizzle-orm";
-import { openDatabase } from "../src/db/client";
 import type { ParsedMail } from "mailparser";
 import { startServer, until, type TestServer } from "./support/server";
 import { startReceiver, startSmtp, type Receiver, type Smtp } from "./support/peers";
@@ -24,14 +23,7 @@ afterAll(async () => {
 
 const uniq = () => Math.random().toString(36).slice(2, 8);
 
-async function rows(query: SQL) {
-  const db = await openDatabase({ url: s.dbUrl });
-  try {
-    return await db.rows<any>(query);
-  } finally {
-    await db.close();
-  }
-}
+const rows = (query: SQL) => s.query(query);
 
 async function waitlist(settings: Record<string, unknown> = {}) {
   const { key } = await s.account("growth");

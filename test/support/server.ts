@@ -1,6 +1,8 @@
 // Test harness: the real server in a child process on a random port with its own temporary database, and the CLI.
 // Every process and folder it makes is registered in ./cleanup (removed at the end of the run at the latest).
 import { dirname, join } from "node:path";
+import type { SQL } from "drizzle-orm";
+import { openDatabase } from "../../src/db/client";
 import { removeDir, tempDir, terminate, track } from "./cleanup";
 import { scratchPgUrl } from "./pg";
 
@@ -31,6 +33,8 @@ export interface TestServer {
   logs: string[];
   proc: ReturnType<typeof Bun.spawn>;
   cli(...args: string[]): Promise<CliResult>;
+  /** Runs one statement on the server's database directly (either engine), as its rows. */
+  query<T = any>(statement: SQL): Promise<T[]>;
   /** Creates an account through the CLI and returns its id and key. */
   account(plan?: string, extra?: string[]): Promise<{ id: string; username: string; key: string }>;
   request(method: string, path: string, opts?: { key?: string; body?: unknown; raw?: string; headers?: Record<string, string> }): Promise<Response>;
@@ -117,6 +121,14 @@ export async function startServer(opts: { env?: Record<string, string>; args?: s
     logs,
     proc,
     cli: (...args) => runCli([...args, "--db", dbUrl], {}, opts.bin),
+    async query<T>(statement: SQL) {
+      const db = await openDatabase({ url: dbUrl, poolSize: 1 });
+      try {
+        return await db.rows<T>(statement);
+      } finally {
+        await db.close();
+      }
+    },
     async account(plan = "business", extra = []) {
       const username = `user${++counter}_${Math.random().toString(36).slice(2, 8)}`;
       const r = await server.cli("account", "create", "--username", username, "--plan", plan, "--json", ...extra);
