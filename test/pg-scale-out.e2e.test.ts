@@ -48,10 +48,7 @@ interface Ranked {
   seq: number;
 }
 
-// PostgreSQL's scale-out test. On two instances sharing one embedded file the invariants hold too, but an event
-// whose subscriber is deleted before its first delivery attempt is marked failed there instead of delivered
-// (the payload is rendered at the first attempt): a known gap, written down in docs/decisions.md.
-test.skipIf(engine !== "pg")(`${engine}: two instances under concurrent sign-ups, referrals, point changes and deletes keep positions, counters and deliveries exact`, async () => {
+test(`${engine}: two instances under concurrent sign-ups, referrals, point changes and deletes keep positions, counters and deliveries exact`, async () => {
   const { key } = await a.account("business");
   const w = (await b.request("POST", "/api/v1/waitlists", { key, body: { name: `Scale ${Math.random().toString(36).slice(2, 8)}`, referral_rewards: { enabled: true } } })).body.data.waitlist;
   const path = `/api/v1/waitlist/${w.key}`;

@@ -4,7 +4,7 @@ import type { Db } from "../db/client";
 import type { Waitlist } from "../http/api";
 import { renderHtml, renderSubject, renderText, withUnsubscribeLink, type TemplateValues } from "../email/templates";
 import { selectSubscribers, subscriberView, thankYouUrl, unsubscribeUrl, type SubscriberRow } from "../subscribers/view";
-import type { OutboxRow } from "./store";
+import { storePayload, type OutboxRow } from "./store";
 import { inviteLink } from "../subscribers/access";
 import { referralLink } from "../waitlists/links";
 
@@ -101,4 +101,18 @@ async function reward(db: Db, subscriberId: string, referrals: number) {
     sql`SELECT referrals, reward, tag, reached_at FROM milestone_rewards WHERE subscriber_id = ${subscriberId} AND referrals = ${referrals}`,
   );
   return m ? { referrals: Number(m.referrals), reward: m.reward, tag: m.tag, reached_at: Number(m.reached_at) } : undefined;
+}
+
+/**
+ * Renders now the webhooks about a subscriber that is about to be deleted and whose payload is still unrendered
+ * (an event is rendered at its first delivery attempt): they then go out with the subscriber as it was, instead
+ * of failing because it is gone. Emails are left alone: a deleted subscriber gets none.
+ */
+export async function freezePayloads(db: Db, subscriberId: string, baseUrl: string): Promise<void> {
+  const rows = await db.rows<OutboxRow>(sql`SELECT * FROM outbox WHERE status = 'pending' AND kind = 'webhook' AND payload IS NULL
+    AND (subscriber_id = ${subscriberId} OR related_id = ${subscriberId})`);
+  for (const row of rows) {
+    const payload = await renderPayload(db, row, baseUrl);
+    if (payload !== null) await storePayload(db, row.id, payload);
+  }
 }

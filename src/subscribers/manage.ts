@@ -11,7 +11,7 @@ import type { UpdateInput } from "./model";
 import { findSubscriber } from "./query";
 import { selectSubscribers, subscriberView, thankYouUrl, type SubscriberRow } from "./view";
 import { nothing, webhookEvent, type Dispatch } from "../outbox/events";
-import { envelope } from "../outbox/render";
+import { envelope, freezePayloads } from "../outbox/render";
 
 const clean = (v: string | null) => (v?.trim() ? v.trim() : null);
 
@@ -74,15 +74,20 @@ export async function deleteSubscriber(db: Db, waitlist: Waitlist, idOrEmail: st
     payload: (id, createdAt) => JSON.stringify(envelope(id, "subscriber.deleted", createdAt, waitlist, { subscriber: snapshot })),
   });
   const credit = sql`(SELECT referrer_id FROM referrals WHERE referee_id = ${row.id} AND credited = TRUE)`;
-  const results = await db.write([
-    lockLine(db, waitlist.id),
-    sql`UPDATE subscribers SET points = points - (SELECT points FROM referrals WHERE referee_id = ${row.id}),
-      referral_count = referral_count - 1, updated_at = ${now()} WHERE id = ${credit}`,
-    sql`UPDATE subscribers SET referrer_id = NULL WHERE referrer_id = ${row.id}`,
-    sql`DELETE FROM subscribers WHERE id = ${row.id} RETURNING id`,
-    ...out.statements,
-  ]);
-  if (results[3].length === 0) throw notFound("Subscriber not found");
+  const results = await db.tx(async (tx) => {
+    // under the line's lock no write that enqueues an event about this subscriber is between commit and
+    // this read: its unrendered webhooks are rendered with it as it is, before it is gone
+    await tx.rows(lockLine(tx, waitlist.id));
+    await freezePayloads(tx, row.id, baseUrl);
+    return tx.write([
+      sql`UPDATE subscribers SET points = points - (SELECT points FROM referrals WHERE referee_id = ${row.id}),
+        referral_count = referral_count - 1, updated_at = ${now()} WHERE id = ${credit}`,
+      sql`UPDATE subscribers SET referrer_id = NULL WHERE referrer_id = ${row.id}`,
+      sql`DELETE FROM subscribers WHERE id = ${row.id} RETURNING id`,
+      ...out.statements,
+    ]);
+  });
+  if (results[2].length === 0) throw notFound("Subscriber not found");
   dispatch(out.ids);
   return { success: true, message: "Subscriber deleted" };
 }
