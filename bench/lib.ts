@@ -4,8 +4,8 @@ import { join } from "node:path";
 const ROOT = join(import.meta.dir, "..");
 
 /** The real server (src/main.ts) on `dbUrl`, rate limits off; resolves once it listens. */
-export async function startServer(dbUrl: string, env: Record<string, string> = {}, bin?: string) {
-  const proc = Bun.spawn([...(bin ? [bin] : [process.execPath, join(ROOT, "src", "main.ts")]), "serve", "--port", "0", "--host", "127.0.0.1", "--db", dbUrl], {
+export async function startServer(dbUrl: string, env: Record<string, string> = {}, bin?: string, bunArgs: string[] = []) {
+  const proc = Bun.spawn([...(bin ? [bin] : [process.execPath, ...bunArgs, join(ROOT, "src", "main.ts")]), "serve", "--port", "0", "--host", "127.0.0.1", "--db", dbUrl], {
     cwd: ROOT,
     env: { ...process.env, RATE_LIMITS: "off", LOG_LEVEL: "info", ...env },
     stdout: "pipe",
@@ -76,4 +76,28 @@ export function table(header: string[], rows: string[][]): string {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
   const line = (cells: string[]) => `| ${cells.map((c, i) => c.padEnd(widths[i])).join(" | ")} |`;
   return [line(header), `|${widths.map((w) => "-".repeat(w + 2)).join("|")}|`, ...rows.map(line)].join("\n");
+}
+
+export async function ceilingServer() {
+  const proc = Bun.spawn([process.execPath, join(import.meta.dir, "ceiling-server.ts")], { stdout: "pipe" });
+  const reader = (proc.stdout as ReadableStream<Uint8Array>).getReader();
+  const { value } = await reader.read();
+  const { port } = JSON.parse(new TextDecoder().decode(value));
+  return { url: `http://127.0.0.1:${port}/`, stop: () => proc.kill() };
+}
+
+/** A short unmeasured load first, so JIT and caches are warm for the measured one. */
+export async function warmLoad(opts: Parameters<typeof load>[0]) {
+  await load({ ...opts, duration: 1 });
+  return load(opts);
+}
+
+/** The bare route measured like every other load (warm-up, then `duration` seconds at 64 connections). */
+export async function ceiling(duration: number): Promise<LoadResult> {
+  const c = await ceilingServer();
+  try {
+    return await warmLoad({ url: c.url, duration });
+  } finally {
+    c.stop();
+  }
 }

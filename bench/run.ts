@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { createClient } from "@libsql/client";
 import { BENCH_KEY, seed, WAITLIST_KEY } from "./seed";
 import { startPg } from "./pg";
-import { fmt, load, rssMb, startServer, table, timeCalls } from "./lib";
+import { ceilingServer, fmt, load, rssMb, startServer, table, timeCalls, warmLoad } from "./lib";
 import { soak } from "./soak";
 import { compaction } from "./compaction";
 
@@ -18,20 +18,6 @@ const PG_SIZES = (process.env.BENCH_PG_SIZES ?? "10000,100000").split(",").filte
 const DURATION = Number(process.env.BENCH_DURATION ?? 5);
 const rows: string[][] = [];
 const row = (measure: string, value: string, p50 = "-", p99 = "-", ratio = "-") => rows.push([measure, value, p50, p99, ratio]);
-
-async function ceilingServer() {
-  const proc = Bun.spawn([process.execPath, join(import.meta.dir, "ceiling-server.ts")], { stdout: "pipe" });
-  const reader = (proc.stdout as ReadableStream<Uint8Array>).getReader();
-  const { value } = await reader.read();
-  const { port } = JSON.parse(new TextDecoder().decode(value));
-  return { url: `http://127.0.0.1:${port}/`, stop: () => proc.kill() };
-}
-
-/** A short unmeasured load first, so JIT and caches are warm for the measured one. */
-async function warmLoad(opts: Parameters<typeof load>[0]) {
-  await load({ ...opts, duration: 1 });
-  return load(opts);
-}
 
 /** Sequential autocommit inserts into a libSQL file in WAL mode (synchronous=FULL, as the service runs). */
 async function rawInserts(seconds: number): Promise<number> {

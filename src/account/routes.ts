@@ -3,7 +3,8 @@ import { Elysia, t } from "elysia";
 import type { Db } from "../db/client";
 import type { apiGuard } from "../http/api";
 import { errorResponses } from "../http/errors";
-import { accountView, createAccountKey, KEY_NAME_MAX, revokeKey } from "./service";
+import { readCache } from "../db/read-cache";
+import { accountView, createAccountKey, KEY_NAME_MAX, revokeKey, waitlistCount } from "./service";
 
 const AccountView = t.Object({
   account: t.Object({ id: t.String(), username: t.String() }),
@@ -15,9 +16,10 @@ const AccountView = t.Object({
 
 export function accountRoutes(deps: { db: Db; api: ReturnType<typeof apiGuard> }) {
   const { db } = deps;
+  const owned = readCache<string, number>(db, { max: 10_000 });
   return new Elysia({ name: "account/routes", prefix: "/api/v1" })
     .use(deps.api)
-    .get("/me", async ({ auth }) => ({ success: true, data: await accountView(db, auth) }), {
+    .get("/me", async ({ auth }) => ({ success: true, data: accountView(auth, await owned.get(auth.account.id, () => waitlistCount(db, auth.account.id))) }), {
       api: { key: "account", bucket: "account" },
       response: { 200: t.Object({ success: t.Boolean(), data: AccountView }), ...errorResponses(401, 429) },
       detail: { tags: ["Account"], summary: "Get account", description: "Who the account key belongs to, its plan, waitlist allowance and AI credits. Account keys only." },

@@ -1,5 +1,5 @@
 // Accounts and their keys: creation (admin CLI), plans, AI credits, account keys, per-waitlist keys, the account view.
-import { and, count, eq, isNull, sql } from "drizzle-orm";
+import { and, eq, isNull, sql } from "drizzle-orm";
 import { now, sha256Hex, token } from "../clock";
 import type { Db } from "../db/client";
 import { PLANS, type PlanId } from "../db/schema";
@@ -114,11 +114,15 @@ export async function regenerateWaitlistKeyFor(db: Db, waitlistRef: string) {
   return regenerateWaitlistKey(db, waitlist);
 }
 
+/** How many waitlists an account owns. */
+export async function waitlistCount(db: Db, accountId: string): Promise<number> {
+  const [{ owned }] = await db.rows<{ owned: number }>(sql`SELECT count(*) AS owned FROM waitlists WHERE account_id = ${accountId}`);
+  return Number(owned);
+}
+
 /** spec: Account view. `last_used_at` is the previous call's time, read before this call's touch. */
-export async function accountView(db: Db, auth: Auth) {
+export function accountView(auth: Auth, owned: number) {
   const plan = planOf(auth.account.plan);
-  const { waitlists } = db.t;
-  const [{ owned }] = await db.select({ owned: count() }).from(waitlists).where(eq(waitlists.accountId, auth.account.id));
   return {
     account: { id: auth.account.id, username: auth.account.username },
     plan: { name: plan.name, api_access: plan.apiAccess },

@@ -28,11 +28,35 @@ function saltSecret(db: Db): Promise<string> {
   return secret;
 }
 
+const salts = new Map<string, string>();
+
 /** A visitor key: the client's id, or a hash of IP and User-Agent under a salt that changes every UTC day (no raw IP kept). */
 export async function visitorKey(db: Db, visitorId: string | null | undefined, ip: string, userAgent: string, at = now()): Promise<string> {
   if (visitorId) return `id:${visitorId}`;
-  const salt = createHmac("sha256", await saltSecret(db)).update(dayOf(at)).digest("hex");
+  const day = dayOf(at);
+  const secret = await saltSecret(db);
+  let salt = salts.get(`${secret}|${day}`);
+  if (salt === undefined) {
+    salt = createHmac("sha256", secret).update(day).digest("hex");
+    if (salts.size >= 16) salts.clear();
+    salts.set(`${secret}|${day}`, salt);
+  }
   return `h:${sha256Hex(`${salt}|${ip}|${userAgent}`)}`;
+}
+
+/**
+ * Issue 19: the visitors this process knows to be counted, with the time their dedupe row expires. Until then that
+ * row stands (only a row past its expiry is renewed or pruned), so a repeat view within it is answered here
+ * without a write; the database stays the judge of everything else, across instances.
+ */
+const knownVisitors = new WeakMap<Db, Map<string, number>>();
+const KNOWN_MAX = 20_000;
+
+function remember(db: Db, key: string, expiresAt: number): void {
+  let known = knownVisitors.get(db);
+  if (!known) knownVisitors.set(db, (known = new Map()));
+  if (known.size >= KNOWN_MAX) known.delete(known.keys().next().value!);
+  known.set(key, expiresAt);
 }
 
 /**
@@ -41,6 +65,8 @@ export async function visitorKey(db: Db, visitorId: string | null | undefined, i
  * visitor in the same millisecond leave the same dedupe row behind, so that state could not tell them apart).
  */
 export async function logView(db: Db, waitlistId: string, visitor: string, at = now()): Promise<boolean> {
+  const known = `${waitlistId}|${visitor}`;
+  if ((knownVisitors.get(db)?.get(known) ?? 0) > at) return false;
   const [upsert] = await db.write([
     sql`INSERT INTO view_dedupe (waitlist_id, visitor, expires_at) VALUES (${waitlistId}, ${visitor}, ${at + DEDUPE_MS})
       ON CONFLICT (waitlist_id, visitor) DO UPDATE SET expires_at = excluded.expires_at WHERE view_dedupe.expires_at <= ${at} RETURNING expires_at`,
@@ -49,7 +75,14 @@ export async function logView(db: Db, waitlistId: string, visitor: string, at = 
       SELECT ${waitlistId}, ${dayOf(at)}, 0, 1 WHERE ${db.d.prevChanged} = 1
       ON CONFLICT (waitlist_id, date) DO UPDATE SET views = daily_stats.views + 1`,
   ]);
-  return upsert.length === 1;
+  if (upsert.length === 1) {
+    remember(db, known, at + DEDUPE_MS);
+    return true;
+  }
+  // counted before (maybe by another instance): learn until when
+  const [row] = await db.rows<{ expires_at: number }>(sql`SELECT expires_at FROM view_dedupe WHERE waitlist_id = ${waitlistId} AND visitor = ${visitor}`);
+  if (row) remember(db, known, Number(row.expires_at));
+  return false;
 }
 
 export const pruneViewDedupe = (db: Db, at = now()) => db.exec(sql`DELETE FROM view_dedupe WHERE expires_at <= ${at}`);

@@ -11,6 +11,8 @@ import type { Row, Store } from "./store";
 
 export type Tables = typeof schema;
 
+export type ChangeStamp = number | string | null;
+
 export type Db = LibSQLDatabase<typeof schema> &
   Store & {
     /** The engine's tables for the builder: `db.select().from(db.t.waitlists)`. */
@@ -22,6 +24,13 @@ export type Db = LibSQLDatabase<typeof schema> &
      */
     tx<T>(fn: (tx: Db) => Promise<T>): Promise<T>;
     close(): Promise<void>;
+    /**
+     * A value that differs from any earlier one once anything was committed to the database since, by this process
+     * or another instance (issue 19: caches are checked against it). SQLite: PRAGMA data_version on a connection of
+     * its own; PostgreSQL: the snapshot (xmin:xmax:in-progress ids), which moves whenever a writing transaction
+     * starts or ends. null when it can't tell (an in-memory database, an error): then nothing may be taken from a cache.
+     */
+    changeStamp(): ChangeStamp | Promise<ChangeStamp>;
     /** Embedded only: the libSQL client (backup, restore, doctor, compaction). */
     $client: Client;
     /** Embedded only: the group commit behind `write`. */

@@ -75,6 +75,13 @@ export async function openPgDb(settings: PgSettings): Promise<Db> {
   return Object.assign(db, pgStore(client), {
     t: tables,
     close: () => client.end({ timeout: 5 }),
+    changeStamp: async () => {
+      try {
+        return String((await client`SELECT pg_current_snapshot()::text AS s`)[0].s);
+      } catch {
+        return null;
+      }
+    },
     tx: <T>(fn: (tx: Db) => Promise<T>) =>
       retried(() => db.transaction((raw) => fn(pgTx(raw, (raw as any).session.client as Sql)))),
     $path: null,
@@ -107,6 +114,7 @@ function pgTx(raw: object, conn: Sql): Db {
     exec: async (q: SQL) => ({ changed: (await run(q)).changed }),
     write: sequentialWrite(run),
     tx: <T>(fn: (inner: Db) => Promise<T>) => fn(tx),
+    changeStamp: () => null,
   }) as unknown as Db;
   return tx;
 }

@@ -10,6 +10,7 @@ import { AppError, forbidden, unauthorized, type ErrorShape } from "./errors";
 import { countAndDecide, rateHeaders, uncounted, type RateDecision } from "./rate-limit";
 import { clientIp } from "./client-ip";
 import { parseCappedBody, readBody } from "./body-limit";
+import { readCache } from "../db/read-cache";
 
 /**
  * A waitlist as requests see it. Its counters are left out: the copy an instance keeps between
@@ -137,9 +138,14 @@ export function apiGuard(deps: { db: Db; config: Config }) {
   const byKey = lookupQuery(false);
   const byKeyAndWaitlist = lookupQuery(true);
 
-  async function lookup(hash: string, waitlistKey: string | undefined): Promise<LookupRow | undefined> {
-    const [row] = await (waitlistKey === undefined ? byKey.execute({ hash }) : byKeyAndWaitlist.execute({ hash, waitlistKey }));
-    return row;
+  // issue 19: a key's row is read again only after something was committed (a revoke, a plan change, anywhere);
+  // unknown keys are not kept, so a made-up key costs a lookup (and, with rate limits on, its IP's counter)
+  const lookups = readCache<string, LookupRow | undefined>(db, { max: 10_000, keep: (row) => row !== undefined });
+  function lookup(hash: string, waitlistKey: string | undefined): Promise<LookupRow | undefined> {
+    return lookups.get(waitlistKey === undefined ? hash : `${hash}\0${waitlistKey}`, async () => {
+      const [row] = await (waitlistKey === undefined ? byKey.execute({ hash }) : byKeyAndWaitlist.execute({ hash, waitlistKey }));
+      return row;
+    });
   }
 
   // The waitlist rows of recent requests, each good while its version (read with the key on every

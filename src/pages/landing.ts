@@ -1,5 +1,6 @@
 // Serving published landing pages at /p/{slug} and at / on a custom domain: an in-memory cache checked
-// against the page's version on every request (so a change on any instance purges every instance), and a counted view.
+// against the page's version whenever anything was committed (so a change on any instance is seen by the next request
+// on every instance), and a counted view.
 import { eq, sql } from "drizzle-orm";
 import type { Config } from "../config";
 import type { Db } from "../db/client";
@@ -10,18 +11,34 @@ import { notFoundPage, PAGE_HEADERS } from "./layout";
 import { renderHostedPage, withRef, type RenderedPage } from "./hosted";
 import { plainSignUpPage } from "./signup-form";
 import { customDomainOrigin } from "../waitlists/links";
+import { readCache } from "../db/read-cache";
 
 const MAX_CACHED = 500;
+
+interface Head {
+  page_id: string;
+  waitlist_id: string;
+  status: string;
+  page_version: number;
+  updated_at: number;
+}
 
 export function createPageServer(deps: { db: Db; config: Config; log: Logger }) {
   const { db, config } = deps;
   const cache = new Map<string, { version: string; page: RenderedPage }>();
+  // issue 19: which page an address shows, and its version, read again only once something was committed
+  const heads = readCache<string, Head | undefined>(db, { max: MAX_CACHED });
+  const headOf = (where: "slug" | "domain", value: string) =>
+    heads.get(`${where}\0${value}`, async () => {
+      const match = where === "slug" ? sql`w.slug = ${value}` : sql`w.custom_domain = ${value}`;
+      const [head] = await db.rows<Head>(sql`
+        SELECT p.id AS page_id, w.id AS waitlist_id, p.status, p.version AS page_version, w.updated_at
+        FROM waitlists w JOIN landing_pages p ON p.waitlist_id = w.id WHERE ${match}`);
+      return head;
+    });
 
   async function serve(where: "slug" | "domain", value: string, visitor: { ip: string; userAgent: string; ref: string | null }): Promise<Response> {
-    const match = where === "slug" ? sql`w.slug = ${value}` : sql`w.custom_domain = ${value}`;
-    const [head] = await db.rows<{ page_id: string; waitlist_id: string; status: string; page_version: number; updated_at: number }>(sql`
-      SELECT p.id AS page_id, w.id AS waitlist_id, p.status, p.version AS page_version, w.updated_at
-      FROM waitlists w JOIN landing_pages p ON p.waitlist_id = w.id WHERE ${match}`);
+    const head = await headOf(where, value);
     if (!head || head.status !== "published") return plainPage(where, value, visitor);
     const version = `${head.page_version}:${head.updated_at}`;
     let entry = cache.get(head.page_id);

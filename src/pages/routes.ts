@@ -17,6 +17,7 @@ import { htmlResponse, notFoundPage, PAGE_HEADERS } from "./layout";
 import { renderHostedPage, withRef } from "./hosted";
 import { findPreview } from "../landing/preview";
 import { linkRoutes } from "./links";
+import { readCache } from "../db/read-cache";
 import { awaitingConfirmationPage, outOfLinePage, pendingPage, thankYouPage } from "./thank-you";
 
 const ASSETS: Record<string, { body: string; type: string }> = {
@@ -24,6 +25,8 @@ const ASSETS: Record<string, { body: string; type: string }> = {
   "pages.js": { body: js as unknown as string, type: "text/javascript; charset=utf-8" },
   "hosted.css": { body: hostedCss as unknown as string, type: "text/css; charset=utf-8" },
 };
+
+const LIVE_HEADERS = { "content-type": "application/json;charset=utf-8", "cache-control": "no-store" };
 
 const hostOf = (request: Request) => (request.headers.get("host") ?? "").toLowerCase().replace(/:\d+$/, "").replace(/\.$/, "");
 
@@ -45,6 +48,39 @@ export function pageRoutes(deps: { db: Db; config: Config; dispatch: Dispatch; l
     const [w] = await db.select().from(waitlists).where(eq(waitlists.id, sub.waitlist_id));
     return { sub, w };
   }
+  /** The status page's HTML and status; null for an unknown link. */
+  async function statusPage(signUpToken: string): Promise<{ html: string; status: number } | null> {
+    const found = await bySignUpToken(signUpToken);
+    if (!found) return null;
+    const { sub, w } = found;
+    if (sub.status !== "confirmed") return { html: awaitingConfirmationPage(w), status: 200 };
+    if (sub.access !== "waiting") return { html: outOfLinePage(sub, w), status: 200 };
+    const [reached, leaders] = await Promise.all([
+      db.rows<{ referrals: number; reward: string }>(sql`SELECT referrals, reward FROM milestone_rewards WHERE subscriber_id = ${sub.id} ORDER BY referrals`),
+      w.leaderboard
+        ? db.rows<{ name: string | null; email: string; referral_count: number }>(sql`SELECT name, email, referral_count FROM subscribers
+            WHERE waitlist_id = ${w.id} AND seq IS NOT NULL AND referral_count > 0 ORDER BY referral_count DESC, seq ASC LIMIT 10`)
+        : [],
+    ]);
+    return { html: thankYouPage(sub, w, config.baseUrl, { reached, leaders }), status: 200 };
+  }
+  /** The live numbers' JSON text; null for an unknown link. */
+  async function live(signUpToken: string): Promise<string | null> {
+    const found = await bySignUpToken(signUpToken);
+    if (!found) return null;
+    const { sub, w } = found;
+    const position = sub.position === null ? null : Number(sub.position);
+    return JSON.stringify({
+      status: statusOf(sub),
+      position,
+      inflated_position: position === null ? null : position + w.positionOffset,
+      referral_count: Number(sub.referral_count),
+      points: Number(sub.points),
+    });
+  }
+  // issue 19: both are read again only once something was committed (anywhere); unknown links are not kept
+  const statusPages = readCache<string, { html: string; status: number } | null>(db, { max: 10_000, keep: (v) => v !== null });
+  const liveNumbers = readCache<string, string | null>(db, { max: 10_000, keep: (v) => v !== null });
   return new Elysia({ name: "pages/routes" })
     .use(linkRoutes(deps))
     .get(
@@ -97,19 +133,9 @@ export function pageRoutes(deps: { db: Db; config: Config; dispatch: Dispatch; l
     .get(
       "/t/:token",
       async ({ params }) => {
-        const found = await bySignUpToken(params.token);
-        if (!found) return notFoundPage("Link not found", "This waitlist link is not valid. Check that you copied the whole address.");
-        const { sub, w } = found;
-        if (sub.status !== "confirmed") return htmlResponse(awaitingConfirmationPage(w));
-        if (sub.access !== "waiting") return htmlResponse(outOfLinePage(sub, w));
-        const [reached, leaders] = await Promise.all([
-          db.rows<{ referrals: number; reward: string }>(sql`SELECT referrals, reward FROM milestone_rewards WHERE subscriber_id = ${sub.id} ORDER BY referrals`),
-          w.leaderboard
-            ? db.rows<{ name: string | null; email: string; referral_count: number }>(sql`SELECT name, email, referral_count FROM subscribers
-                WHERE waitlist_id = ${w.id} AND seq IS NOT NULL AND referral_count > 0 ORDER BY referral_count DESC, seq ASC LIMIT 10`)
-            : [],
-        ]);
-        return htmlResponse(thankYouPage(sub, w, config.baseUrl, { reached, leaders }));
+        const shown = await statusPages.get(params.token, () => statusPage(params.token));
+        if (!shown) return notFoundPage("Link not found", "This waitlist link is not valid. Check that you copied the whole address.");
+        return htmlResponse(shown.html, shown.status);
       },
       { ...hidden, params: t.Object({ token: t.String() }) },
     )
@@ -117,20 +143,9 @@ export function pageRoutes(deps: { db: Db; config: Config; dispatch: Dispatch; l
       "/t/:token/live",
       async ({ params }) => {
         // issue 11: the status page keeps its numbers current (public/pages.js asks every 30 s and on return to the tab)
-        const found = await bySignUpToken(params.token);
-        if (!found) return Response.json({ statusCode: 404, error: "Not Found", message: "Unknown status link" }, { status: 404 });
-        const { sub, w } = found;
-        const position = sub.position === null ? null : Number(sub.position);
-        return Response.json(
-          {
-            status: statusOf(sub),
-            position,
-            inflated_position: position === null ? null : position + w.positionOffset,
-            referral_count: Number(sub.referral_count),
-            points: Number(sub.points),
-          },
-          { headers: { "cache-control": "no-store" } },
-        );
+        const body = await liveNumbers.get(params.token, () => live(params.token));
+        if (!body) return Response.json({ statusCode: 404, error: "Not Found", message: "Unknown status link" }, { status: 404 });
+        return new Response(body, { headers: LIVE_HEADERS });
       },
       { ...hidden, params: t.Object({ token: t.String() }) },
     )

@@ -12,6 +12,7 @@ import { deleteSubscriber, updateSubscriber } from "./manage";
 import { exportCsv } from "./export";
 import { findByInviteToken, invite, INVITE_MAX, inviteState, reject } from "./access";
 import type { Dispatch } from "../outbox/events";
+import { readCache } from "../db/read-cache";
 
 const WaitlistParams = t.Object({ waitlistKey: t.String() });
 const SubscriberParams = t.Object({ waitlistKey: t.String(), idOrEmail: t.String({ description: "Subscriber id, or email (URL-encoded)" }) });
@@ -29,6 +30,11 @@ function refererHost(request: Request): string | null {
 export function subscriberRoutes(deps: { db: Db; config: Config; api: ReturnType<typeof apiGuard>; dispatch: Dispatch }) {
   const { db, config, dispatch } = deps;
   const subscribers = { key: "any", bucket: "subscribers", minPlan: "growth" } as const;
+  // issue 19: what a read answered is answered again until anything is committed (a waitlist's version is part of
+  // the key: its settings shape the answer)
+  const lists = readCache<string, Awaited<ReturnType<typeof listSubscribers>>>(db, { max: 1_000 });
+  const ones = readCache<string, Awaited<ReturnType<typeof getSubscriber>>>(db, { max: 10_000 });
+  const cachedKey = (w: { id: string; version: number }, ...parts: string[]) => `${w.id}:${w.version}\0${parts.join("\0")}`;
   return new Elysia({ name: "subscribers/routes", prefix: "/api/v1/waitlist/:waitlistKey" })
     .use(deps.api)
     .post(
@@ -54,13 +60,22 @@ export function subscriberRoutes(deps: { db: Db; config: Config; api: ReturnType
         },
       },
     )
-    .get("/subscribers", async ({ auth, query }) => ({ success: true, data: await listSubscribers(db, auth.waitlist!, query, config.baseUrl) }), {
+    .get(
+      "/subscribers",
+      async ({ auth, query, request }) => ({
+        success: true,
+        data: await lists.get(cachedKey(auth.waitlist!, request.url.slice(request.url.indexOf("?") + 1 || request.url.length)), () =>
+          listSubscribers(db, auth.waitlist!, query, config.baseUrl),
+        ),
+      }),
+      {
       api: subscribers,
       params: WaitlistParams,
       query: ListQuery,
       response: { 200: ListResponse, ...errorResponses(400, 401, 403, 429) },
       detail: { tags: ["Subscribers"], summary: "List subscribers", description: "Paginated; sort by position, points, date, referral_count or email; filter by tag, status or unsubscribed (true|false), or search with q." },
-    })
+      },
+    )
     .get(
       "/subscribers/export",
       ({ auth }) =>
@@ -160,12 +175,19 @@ export function subscriberRoutes(deps: { db: Db; config: Config; api: ReturnType
         },
       },
     )
-    .get("/subscribers/:idOrEmail", async ({ auth, params }) => ({ success: true, data: { subscriber: await getSubscriber(db, auth.waitlist!, params.idOrEmail, config.baseUrl) } }), {
+    .get(
+      "/subscribers/:idOrEmail",
+      async ({ auth, params }) => ({
+        success: true,
+        data: { subscriber: await ones.get(cachedKey(auth.waitlist!, params.idOrEmail), () => getSubscriber(db, auth.waitlist!, params.idOrEmail, config.baseUrl)) },
+      }),
+      {
       api: subscribers,
       params: SubscriberParams,
       response: { 200: SubscriberResponse, ...errorResponses(400, 401, 403, 404, 429) },
       detail: { tags: ["Subscribers"], summary: "Get a subscriber" },
-    })
+      },
+    )
     .put(
       "/subscribers/:idOrEmail",
       async ({ auth, params, body }) => ({

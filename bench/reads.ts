@@ -1,0 +1,80 @@
+// Issue 19: the launch-day reads at 64 connections, each beside the same run's bare Bun.serve ceiling. Used by
+// bench/run.ts per list size; `bun bench/reads.ts [N]` alone seeds N (default 10,000) and prints just these rows
+// (for profiling: `BENCH_PROFILE=1` runs the server under `bun --cpu-prof`, one profile per route in bench/profiles/).
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { BENCH_KEY, seed, WAITLIST_KEY } from "./seed";
+import { fmt, load, startServer, table, type LoadResult } from "./lib";
+
+const API = `/api/v1/waitlist/${WAITLIST_KEY}`;
+
+/** The reads of the issue's table, in its order: name, path, and whether it sends the key. */
+export function readRoutes(n: number) {
+  const middle = Math.ceil(n / 2);
+  return [
+    { name: "GET /p/{slug} (published page)", path: "/p/bench", key: false },
+    { name: "GET /t/{token}/live", path: `/t/t${middle}/live`, key: false },
+    { name: "GET /me", path: "/api/v1/me", key: true },
+    { name: "GET .../subscribers/{id}", path: `${API}/subscribers/sub${middle}`, key: true },
+    { name: "GET /t/{token}", path: `/t/t${middle}`, key: false },
+    { name: "GET .../subscribers?sort_by=position&limit=20", path: `${API}/subscribers?sort_by=position&sort_dir=asc&limit=20`, key: true },
+    { name: "GET .../subscribers?sort_by=position&limit=20&page=5000", path: `${API}/subscribers?sort_by=position&sort_dir=asc&limit=20&page=5000`, key: true, deep: true },
+  ];
+}
+
+/** The bench waitlist's landing page, published (the seed leaves it without one). */
+export async function publishPage(url: string): Promise<void> {
+  const headers = { "x-api-key": BENCH_KEY, "content-type": "application/json" };
+  const make = await fetch(`${url}${API}/landing-page`, { method: "POST", headers, body: JSON.stringify({ headline: "Bench launch", description: "A page to read" }) });
+  if (!make.ok && make.status !== 409) throw new Error(`landing page: ${make.status} ${await make.text()}`);
+  const pub = await fetch(`${url}${API}/landing-page/publish`, { method: "POST", headers, body: "{}" });
+  if (!pub.ok) throw new Error(`publish: ${pub.status} ${await pub.text()}`);
+}
+
+export interface ReadResult {
+  name: string;
+  path: string;
+  result: LoadResult;
+}
+
+/** Each route: a short warm-up, then `duration` seconds at 64 connections; a failed request fails the bench. */
+export async function measureReads(url: string, n: number, duration: number, onRoute?: (name: string) => Promise<void>): Promise<ReadResult[]> {
+  const out: ReadResult[] = [];
+  for (const route of readRoutes(n)) {
+    if (route.deep && n < 5_000 * 20) continue;
+    const opts = { url: `${url}${route.path}`, headers: (route.key ? { "x-api-key": BENCH_KEY } : {}) as Record<string, string>, duration };
+    const check = await fetch(opts.url, { headers: opts.headers });
+    if (!check.ok) throw new Error(`${route.path}: ${check.status} ${await check.text()}`);
+    await load({ ...opts, duration: 1 });
+    const result = await load(opts);
+    if (result.non2xx || result.errors) throw new Error(`${route.path} load had failures: ${JSON.stringify(result)}`);
+    out.push({ name: route.name, path: route.path, result });
+    await onRoute?.(route.name);
+  }
+  return out;
+}
+
+if (import.meta.main) {
+  const { ceiling } = await import("./lib");
+  const n = Number(process.argv[2] ?? 10_000);
+  const duration = Number(process.env.BENCH_DURATION ?? 5);
+  const base = await ceiling(duration);
+  const dir = mkdtempSync(join(tmpdir(), "bench-reads-"));
+  try {
+    const dbUrl = `file:${join(dir, "bench.db")}`;
+    await seed(dbUrl, n);
+    const server = await startServer(dbUrl, {}, undefined, process.env.BENCH_PROFILE ? ["--cpu-prof", `--cpu-prof-dir=${join(import.meta.dir, "profiles")}`] : []);
+    try {
+      await publishPage(server.url);
+      const reads = await measureReads(server.url, n, duration);
+      const rows = [["ceiling: bare Bun.serve {} @64 conns", `${fmt(base.rps, 0)} req/s`, fmt(base.p50, 1), fmt(base.p99, 1), "1.00"]];
+      for (const r of reads) rows.push([`${r.name}, ${n.toLocaleString("en")}`, `${fmt(r.result.rps, 0)} req/s`, fmt(r.result.p50, 1), fmt(r.result.p99, 1), fmt(r.result.rps / base.rps, 3)]);
+      console.log(table(["measure", "value", "p50 ms", "p99 ms", "x ceiling"], rows));
+    } finally {
+      await server.stop();
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
