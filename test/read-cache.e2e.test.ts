@@ -1,0 +1,171 @@
+// Issue 19: reads are cached until anything is committed, so a change made through one instance is seen by the very
+// next request on the other. Two instances on one database (either engine); every read is made twice on instance B
+// first, so that its answer is cached there, then the change goes through instance A.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { startServer, type TestServer } from "./support/server";
+
+let a: TestServer;
+let b: TestServer;
+beforeAll(async () => {
+  // rate limits off: with them on, every API request commits its counter and nothing would stay cached
+  a = await startServer({ env: { RATE_LIMITS: "off" } });
+  b = await startServer({ dbUrl: a.dbUrl, env: { RATE_LIMITS: "off" } });
+});
+afterAll(async () => {
+  await b.stop();
+  await a.stop();
+});
+
+const uniq = () => Math.random().toString(36).slice(2, 8);
+
+/** The same read twice on B (the second may come from its cache); the second answer. */
+async function warm(path: string, key?: string) {
+  const first = await b.request("GET", path, { key });
+  const second = await b.request("GET", path, { key });
+  expect(second.status).toBe(first.status);
+  return second;
+}
+
+async function waitlist(key: string) {
+  const r = await a.request("POST", "/api/v1/waitlists", { key, body: { name: `Cache ${uniq()}`, landing_page: { headline: "Version one" } } });
+  expect(r.status).toBe(201);
+  const w = r.body.data.waitlist;
+  return { w, path: `/api/v1/waitlist/${w.key}` };
+}
+
+/** A confirmed subscriber (the waitlist has no double opt-in), as the API's Subscriber. */
+async function signUp(key: string, path: string, email: string) {
+  expect((await a.request("POST", `${path}/sign-up`, { key, body: { email } })).status).toBe(200);
+  const r = await a.request("GET", `${path}/subscribers/${encodeURIComponent(email)}`, { key });
+  expect(r.status).toBe(200);
+  return r.body.data.subscriber as { id: string; sign_up_token: string };
+}
+
+describe("keys", () => {
+  test("a revoked account key is refused by the next request on the other instance", async () => {
+    const { key } = await a.account("business");
+    const made = await a.request("POST", "/api/v1/account/keys", { key, body: { name: "second" } });
+    const second = made.body.data.api_key;
+    expect((await warm("/api/v1/me", second.api_key)).body.data.api_key.name).toBe("second");
+    expect((await a.request("DELETE", `/api/v1/account/keys/${second.id}`, { key })).status).toBe(200);
+    const after = await b.request("GET", "/api/v1/me", { key: second.api_key });
+    expect(after.status).toBe(401);
+    expect(after.body.message).toBe("Invalid API key");
+  });
+
+  test("a regenerated waitlist key: the old one is refused and the new one accepted by the next requests on the other instance", async () => {
+    const { key } = await a.account("growth");
+    const { path } = await waitlist(key);
+    const old = (await a.request("POST", `${path}/api-key`, { key })).body.data.api_key.api_key;
+    expect((await warm(`${path}/settings`, old)).status).toBe(200);
+    const fresh = (await a.request("POST", `${path}/api-key`, { key })).body.data.api_key.api_key;
+    expect((await b.request("GET", `${path}/settings`, { key: old })).status).toBe(401);
+    expect((await b.request("GET", `${path}/settings`, { key: fresh })).status).toBe(200);
+  });
+
+  test("a plan change is seen by the next request on the other instance: /me, and a per-waitlist key's plan gate", async () => {
+    const { key, username } = await a.account("growth");
+    const { path } = await waitlist(key);
+    const waitlistKey = (await a.request("POST", `${path}/api-key`, { key })).body.data.api_key.api_key;
+    expect((await warm("/api/v1/me", key)).body.data.plan.name).toBe("Growth");
+    expect((await warm(`${path}/settings`, waitlistKey)).status).toBe(200);
+    expect((await a.cli("account", "set-plan", "--username", username, "--plan", "free")).code).toBe(0);
+    expect((await b.request("GET", "/api/v1/me", { key })).body.data.plan.name).toBe("Free");
+    expect((await b.request("GET", `${path}/settings`, { key: waitlistKey })).status).toBe(403);
+  });
+
+  test("a new waitlist is counted in /me by the next request on the other instance", async () => {
+    const { key } = await a.account("business");
+    await waitlist(key);
+    expect((await warm("/api/v1/me", key)).body.data.waitlists.count).toBe(1);
+    await waitlist(key);
+    expect((await b.request("GET", "/api/v1/me", { key })).body.data.waitlists.count).toBe(2);
+  });
+});
+
+describe("pages", () => {
+  test("an edit of a published page, then unpublishing it, are seen by the next request on the other instance", async () => {
+    const { key } = await a.account("business");
+    const { w, path } = await waitlist(key);
+    expect((await a.request("POST", `${path}/landing-page/publish`, { key })).status).toBe(200);
+    expect((await warm(`/p/${w.slug}`)).text).toContain("Version one");
+    expect((await a.request("PATCH", `${path}/landing-page`, { key, body: { headline: "Version two" } })).status).toBe(200);
+    const edited = await b.request("GET", `/p/${w.slug}`);
+    expect(edited.text).toContain("Version two");
+    expect(edited.text).not.toContain("Version one");
+    expect((await a.request("POST", `${path}/landing-page/publish`, { key, body: { unpublish: true } })).status).toBe(200);
+    const plain = await b.request("GET", `/p/${w.slug}`);
+    expect(plain.status).toBe(200);
+    expect(plain.text).not.toContain("Version two");
+    expect(plain.text).toContain(`action="/s/${w.key}"`);
+  });
+
+  test("a waitlist's new name is seen on its status page by the next request on the other instance", async () => {
+    const { key } = await a.account("business");
+    const { path } = await waitlist(key);
+    const token = (await signUp(key, path, `name-${uniq()}@example.com`)).sign_up_token;
+    await warm(`/t/${token}`);
+    const name = `Renamed ${uniq()}`;
+    expect((await a.request("PATCH", `${path}/settings`, { key, body: { name } })).status).toBe(200);
+    expect((await b.request("GET", `/t/${token}`)).text).toContain(name);
+  });
+});
+
+describe("subscribers", () => {
+  test("points given on one instance move the subscriber in every read of the other at once: GET, list, status page and live numbers", async () => {
+    const { key } = await a.account("business");
+    const { path } = await waitlist(key);
+    const tokens: string[] = [];
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const s = await signUp(key, path, `line${i}-${uniq()}@example.com`);
+      tokens.push(s.sign_up_token);
+      ids.push(s.id);
+    }
+    const last = ids[2];
+    expect((await warm(`${path}/subscribers/${last}`, key)).body.data.subscriber.position).toBe(3);
+    expect((await warm(`${path}/subscribers?sort_by=position&sort_dir=asc&limit=20`, key)).body.data.subscribers.map((s: any) => s.id)).toEqual(ids);
+    expect((await warm(`/t/${tokens[2]}/live`)).body.position).toBe(3);
+    const page = (await warm(`/t/${tokens[2]}`)).text;
+
+    expect((await a.request("PUT", `${path}/subscribers/${last}`, { key, body: { points: 500 } })).status).toBe(200);
+
+    const one = (await b.request("GET", `${path}/subscribers/${last}`, { key })).body.data.subscriber;
+    expect(one.points).toBe(500);
+    expect(one.position).toBe(1);
+    const list = (await b.request("GET", `${path}/subscribers?sort_by=position&sort_dir=asc&limit=20`, { key })).body.data.subscribers;
+    expect(list.map((s: any) => [s.id, s.position])).toEqual([
+      [last, 1],
+      [ids[0], 2],
+      [ids[1], 3],
+    ]);
+    const live = (await b.request("GET", `/t/${tokens[2]}/live`)).body;
+    expect(live).toMatchObject({ position: 1, points: 500 });
+    expect((await b.request("GET", `/t/${tokens[2]}`)).text).not.toBe(page);
+  });
+
+  test("a deleted subscriber is gone from the other instance's next reads", async () => {
+    const { key } = await a.account("business");
+    const { path } = await waitlist(key);
+    const sub = await signUp(key, path, `gone-${uniq()}@example.com`);
+    expect((await warm(`${path}/subscribers/${sub.id}`, key)).status).toBe(200);
+    expect((await warm(`/t/${sub.sign_up_token}/live`)).status).toBe(200);
+    expect((await a.request("DELETE", `${path}/subscribers/${sub.id}`, { key })).status).toBe(200);
+    expect((await b.request("GET", `${path}/subscribers/${sub.id}`, { key })).status).toBe(404);
+    expect((await b.request("GET", `/t/${sub.sign_up_token}/live`)).status).toBe(404);
+    expect((await b.request("GET", `${path}/subscribers`, { key })).body.data.total).toBe(0);
+  });
+});
+
+describe("views", () => {
+  test("a visitor counted through one instance is not counted again through the other, and each instance answers a repeat without a second count", async () => {
+    const { key } = await a.account("business");
+    const { path } = await waitlist(key);
+    const views = async () => (await a.request("GET", `${path}/stats`, { key })).body.data.views_total;
+    const visitor = { "user-agent": `cache-test-${uniq()}` };
+    const counted = [];
+    for (const s of [a, b, a, b]) counted.push((await s.request("POST", `${path}/log-view`, { key, body: {}, headers: visitor })).body.success);
+    expect(counted).toEqual([true, false, false, false]);
+    expect(await views()).toBe(1);
+  });
+});
