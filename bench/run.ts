@@ -10,6 +10,7 @@ import { BENCH_KEY, seed, WAITLIST_KEY } from "./seed";
 import { startPg } from "./pg";
 import { ceilingServer, fmt, load, rssMb, startServer, table, timeCalls, warmLoad } from "./lib";
 import { soak } from "./soak";
+import { measureReads, publishPage, type ReadResult } from "./reads";
 import { compaction } from "./compaction";
 
 const ROOT = join(import.meta.dir, "..");
@@ -79,6 +80,7 @@ const signupRps: Record<number, number> = {};
 const readRps: Record<number, number> = {};
 const getP50: Record<number, number> = {};
 const listP50: Record<number, number> = {};
+const reads: Record<number, ReadResult[]> = {};
 for (const n of SIZES) {
   const dir = mkdtempSync(join(tmpdir(), "bench-"));
   const dbUrl = `file:${join(dir, "bench.db")}`;
@@ -86,6 +88,10 @@ for (const n of SIZES) {
   const server = await startServer(dbUrl);
   const headers = { "x-api-key": BENCH_KEY, "content-type": "application/json" };
   const label = n.toLocaleString("en");
+  // issue 19: the launch-day reads, each against the ceiling
+  await publishPage(server.url);
+  reads[n] = await measureReads(server.url, n, DURATION);
+  for (const r of reads[n]) row(`${r.name} @64 conns, ${label}`, `${fmt(r.result.rps, 0)} req/s`, fmt(r.result.p50, 1), fmt(r.result.p99, 1), fmt(r.result.rps / base.rps, 3));
   for (let i = 0; i < 200; i++) await fetch(`${server.url}/api/v1/waitlist/${WAITLIST_KEY}/subscribers/sub${1 + ((i * 7919) % n)}`, { headers }).then((r) => r.text());
   const get = await timeCalls(1000, (i) => fetch(`${server.url}/api/v1/waitlist/${WAITLIST_KEY}/subscribers/sub${1 + ((i * 104_729) % n)}`, { headers }).then((r) => r.text()));
   const list = await timeCalls(300, (i) =>
@@ -120,6 +126,18 @@ if (small !== large) {
   row(`sign-up throughput ${large.toLocaleString("en")} / ${small.toLocaleString("en")}`, "-", "-", "-", fmt(signupRps[large] / signupRps[small], 2));
   row(`GET subscriber p50 ${large.toLocaleString("en")} / ${small.toLocaleString("en")}`, "-", "-", "-", fmt(getP50[large] / getP50[small], 2));
   row(`list page p50 ${large.toLocaleString("en")} / ${small.toLocaleString("en")}`, "-", "-", "-", fmt(listP50[large] / listP50[small], 2));
+  // issue 19: flat in the list's size (each read's throughput at the small size over the large one: 1.2 at most)
+  for (const r of reads[large]) {
+    const at = reads[small].find((x) => x.name === r.name);
+    if (at) row(`${r.name}: throughput ${small.toLocaleString("en")} / ${large.toLocaleString("en")}`, "-", "-", "-", fmt(at.result.rps / r.result.rps, 2));
+  }
+}
+{
+  // issue 19: a list page 5,000 pages deep against page 1, at the largest size (1.5 at most)
+  const at = reads[large] ?? [];
+  const first = at.find((r) => r.path.endsWith("limit=20"));
+  const deep = at.find((r) => r.path.endsWith("page=5000"));
+  if (first && deep) row(`list page 5,000 deep: throughput page 1 / page 5,000, ${large.toLocaleString("en")}`, "-", "-", "-", fmt(first.result.rps / deep.result.rps, 2));
 }
 
 // issue 18: the same loads on PostgreSQL (its own server from npm, fsync on, DATABASE_POOL_SIZE default 10),
@@ -138,6 +156,11 @@ if (PG_SIZES.length) {
         const headers = { "x-api-key": BENCH_KEY };
         for (let i = 0; i < 200; i++) await fetch(`${server.url}/api/v1/waitlist/${WAITLIST_KEY}/subscribers/sub${1 + ((i * 7919) % n)}`, { headers }).then((r) => r.text());
         const get = await timeCalls(1000, (i) => fetch(`${server.url}/api/v1/waitlist/${WAITLIST_KEY}/subscribers/sub${1 + ((i * 104_729) % n)}`, { headers }).then((r) => r.text()));
+        await publishPage(server.url);
+        for (const r of await measureReads(server.url, n, DURATION, true)) {
+          if (r.result.non2xx || r.result.errors) loadFailed = true;
+          row(`PostgreSQL ${r.name} @64 conns, ${label}`, `${fmt(r.result.rps, 0)} req/s${failures(r.result)}`, fmt(r.result.p50, 1), fmt(r.result.p99, 1), fmt(r.result.rps / base.rps, 3));
+        }
         const { signup, read, failed } = await throughput(server.url, n);
         if (failed) loadFailed = true;
         row(`PostgreSQL sign-up @64 conns, ${label} subscribers`, `${fmt(signup.rps, 0)} req/s${failures(signup)}`, fmt(signup.p50, 1), fmt(signup.p99, 1), fmt(signup.rps / base.rps, 3));
@@ -184,13 +207,23 @@ const bin = join(ROOT, "dist", "waitlist");
   await seed(dbUrl.replace("bin.db", "bin-load.db"), 10_000);
   const server = await startServer(dbUrl.replace("bin.db", "bin-load.db"), {}, bin);
   const idle = await rssMb(server.pid);
-  const sampling = (async () => {
-    await Bun.sleep((DURATION * 1000) / 2);
-    return rssMb(server.pid);
-  })();
-  const binLoad = await warmLoad({ url: `${server.url}/api/v1/waitlist/${WAITLIST_KEY}/sign-up`, method: "POST", headers: { "x-api-key": BENCH_KEY, "content-type": "application/json" }, emailBody: true, duration: DURATION });
-  const loaded = await sampling;
-  row("binary RSS idle / under sign-up load", `${fmt(idle, 0)} MB / ${fmt(loaded, 0)} MB`, "-", "-", "-");
+  /** A load with the server's memory sampled halfway through. */
+  const sampled = async (opts: Parameters<typeof load>[0]) => {
+    const sample = (async () => {
+      await Bun.sleep(((opts.duration ?? DURATION) * 1000) / 2);
+      return rssMb(server.pid);
+    })();
+    const result = await warmLoad(opts);
+    return { result, rss: await sample };
+  };
+  const { result: binLoad, rss: signUpRss } = await sampled({ url: `${server.url}/api/v1/waitlist/${WAITLIST_KEY}/sign-up`, method: "POST", headers: { "x-api-key": BENCH_KEY, "content-type": "application/json" }, emailBody: true, duration: DURATION });
+  // issue 19: and under the reads (every route of the table in turn)
+  await publishPage(server.url);
+  let readRss = 0;
+  for (const path of ["/p/bench", "/t/t5000/live", "/api/v1/me", `/api/v1/waitlist/${WAITLIST_KEY}/subscribers/sub5000`, "/t/t5000", `/api/v1/waitlist/${WAITLIST_KEY}/subscribers?sort_by=position&limit=20`]) {
+    readRss = Math.max(readRss, (await sampled({ url: `${server.url}${path}`, headers: { "x-api-key": BENCH_KEY }, duration: DURATION })).rss);
+  }
+  row("binary RSS idle / under sign-up load / under read loads (highest)", `${fmt(idle, 0)} MB / ${fmt(signUpRss, 0)} MB / ${fmt(readRss, 0)} MB`, "-", "-", "-");
   row("binary sign-up @64 conns, 10,000 subscribers", `${fmt(binLoad.rps, 0)} req/s`, fmt(binLoad.p50, 1), fmt(binLoad.p99, 1), fmt(binLoad.rps / base.rps, 3));
   await server.stop();
   rmSync(dir, { recursive: true, force: true });

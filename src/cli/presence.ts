@@ -15,6 +15,7 @@ export const STALE_MS = 3 * HEARTBEAT_MS;
 const TRAFFIC_WRITE_MS = 60_000;
 /** Timestamps finer than this matter to nobody: doctor looks back days. */
 const OBSERVE_EVERY_MS = 10_000;
+const PEER_LOOKUP_EVERY_MS = 1_000;
 const TRAFFIC_KEY = "traffic";
 
 export interface Instance {
@@ -55,6 +56,7 @@ export function announceInstance(store: MetaStore, info: { port: number }, onErr
   const startedAt = Date.now();
   const traffic: Traffic = { forwardedAt: null, directAt: null };
   let trafficDirty = false;
+  const peerLookedUpAt = { forwarded: 0, direct: 0 };
   let trafficWrittenAt = 0;
   const beat = async () => {
     const at = Date.now();
@@ -73,11 +75,17 @@ export function announceInstance(store: MetaStore, info: { port: number }, onErr
   timer.unref?.();
   return {
     ready: beat(),
-    /** Per request: a header lookup and a clock read; the peer's address only when a timestamp is due to move. */
+    /**
+     * Per request: a header lookup and a clock read; the peer's address only when a timestamp is due to move, and at
+     * most once a second per kind (a server only ever reached from this machine would otherwise look up every peer).
+     */
     observe(forwarded: boolean, peer: () => string | undefined) {
       const at = Date.now();
       const last = forwarded ? traffic.forwardedAt : traffic.directAt;
       if (last !== null && at - last < OBSERVE_EVERY_MS) return;
+      const kind = forwarded ? "forwarded" : "direct";
+      if (at - peerLookedUpAt[kind] < PEER_LOOKUP_EVERY_MS) return;
+      peerLookedUpAt[kind] = at;
       const ip = peer();
       if (!ip) return;
       if (forwarded && isLoopback(ip)) traffic.forwardedAt = at;

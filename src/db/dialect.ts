@@ -8,6 +8,8 @@ export interface Dialect {
   readonly name: "sqlite" | "pg";
   /** Locks the rows a SELECT reads until the transaction ends; empty on SQLite, whose write lock serializes writers. */
   readonly forUpdate: SQL;
+  /** Whether a write must lock rows before it reads what it decides on (false on SQLite: one writer at a time). */
+  readonly rowLocks: boolean;
   /** Skips rows another transaction has locked (outbox claims); empty on SQLite. */
   readonly skipLocked: SQL;
   /** The number of rows the previous statement of the same `write` changed. */
@@ -39,6 +41,7 @@ const messageOf = (err: unknown) => String((err as any)?.message ?? "") + " " + 
 export const sqliteDialect: Dialect = {
   name: "sqlite",
   forUpdate: sql``,
+  rowLocks: false,
   skipLocked: sql``,
   prevChanged: sql`changes()`,
   indexHint: (name) => sql.raw(`INDEXED BY ${name}`),
@@ -74,6 +77,7 @@ const pgUniqueKeys: Map<string, string> = (() => {
 export const pgDialect: Dialect = {
   name: "pg",
   forUpdate: sql` FOR UPDATE`,
+  rowLocks: true,
   skipLocked: sql` FOR UPDATE SKIP LOCKED`,
   prevChanged: sql`${sql.placeholder("prev_changed")}::int`,
   indexHint: () => sql``,

@@ -15,6 +15,8 @@ import { readCache } from "../db/read-cache";
 
 const MAX_CACHED = 500;
 
+type Visitor = { ip: string; userAgent: string; ref: string | null };
+
 interface Head {
   page_id: string;
   waitlist_id: string;
@@ -25,7 +27,7 @@ interface Head {
 
 export function createPageServer(deps: { db: Db; config: Config; log: Logger }) {
   const { db, config } = deps;
-  const cache = new Map<string, { version: string; page: RenderedPage }>();
+  const cache = new Map<string, { version: string; page: RenderedPage; headers: { "content-security-policy": string } }>();
   // issue 19: which page an address shows, and its version, read again only once something was committed
   const heads = readCache<string, Head | undefined>(db, { max: MAX_CACHED });
   const headOf = (where: "slug" | "domain", value: string) =>
@@ -37,7 +39,8 @@ export function createPageServer(deps: { db: Db; config: Config; log: Logger }) 
       return head;
     });
 
-  async function serve(where: "slug" | "domain", value: string, visitor: { ip: string; userAgent: string; ref: string | null }): Promise<Response> {
+  /** The page as a Response, or (the published page, the common case) its HTML with its headers put in `set`. */
+  async function serve(where: "slug" | "domain", value: string, visitor: Visitor, set: { headers: Record<string, unknown> }): Promise<Response | string> {
     const head = await headOf(where, value);
     if (!head || head.status !== "published") return plainPage(where, value, visitor);
     const version = `${head.page_version}:${head.updated_at}`;
@@ -47,12 +50,15 @@ export function createPageServer(deps: { db: Db; config: Config; log: Logger }) 
       const [w] = await db.select().from(waitlists).where(eq(waitlists.id, head.waitlist_id));
       const [page] = await db.select().from(landingPages).where(eq(landingPages.id, head.page_id));
       if (!w || !page || page.status !== "published") return plainPage(where, value, visitor);
-      entry = { version, page: renderHostedPage(livePage(page), w, { baseUrl: config.baseUrl, pageUrl: hostedPageUrl(page, w, config.baseUrl)! }) };
+      const rendered = renderHostedPage(livePage(page), w, { baseUrl: config.baseUrl, pageUrl: hostedPageUrl(page, w, config.baseUrl)! });
+      entry = { version, page: rendered, headers: { "content-security-policy": rendered.csp } };
       if (cache.size >= MAX_CACHED) cache.delete(cache.keys().next().value!);
       cache.set(head.page_id, entry);
     }
     countView(head.waitlist_id, visitor);
-    return new Response(withRef(entry.page.html, visitor.ref), { headers: { ...PAGE_HEADERS, "content-security-policy": entry.page.csp } });
+    // a string: Elysia builds one Response with these headers (a returned Response would be copied to merge them)
+    Object.assign(set.headers, PAGE_HEADERS, entry.headers);
+    return withRef(entry.page.html, visitor.ref);
   }
 
   /** The page counts its own views, deduplicated like log-view (DESIGN §4); it never waits for the count. */
@@ -74,7 +80,7 @@ export function createPageServer(deps: { db: Db; config: Config; log: Logger }) 
   }
 
   return {
-    bySlug: (slug: string, visitor: { ip: string; userAgent: string; ref: string | null }) => serve("slug", slug, visitor),
-    byDomain: (host: string, visitor: { ip: string; userAgent: string; ref: string | null }) => serve("domain", host, visitor),
+    bySlug: (slug: string, visitor: Visitor, set: { headers: Record<string, unknown> }) => serve("slug", slug, visitor, set),
+    byDomain: (host: string, visitor: Visitor, set: { headers: Record<string, unknown> }) => serve("domain", host, visitor, set),
   };
 }

@@ -85,10 +85,10 @@ export function pageRoutes(deps: { db: Db; config: Config; dispatch: Dispatch; l
     .use(linkRoutes(deps))
     .get(
       "/",
-      ({ request, server, query }) => {
+      ({ request, server, query, set }) => {
         const host = hostOf(request);
         // DESIGN §4: on a waitlist's custom domain, / is its published page
-        if (host && host !== ownHost && host !== "localhost" && host !== "127.0.0.1") return landing.byDomain(host, visitor(request, server, query.ref));
+        if (host && host !== ownHost && host !== "localhost" && host !== "127.0.0.1") return landing.byDomain(host, visitor(request, server, query.ref), set);
         return htmlResponse(page("Waitlist", `<h1>Waitlist is running</h1><p>The API is documented at <a href="/swagger">/swagger</a>.</p>`));
       },
       { ...hidden, query: t.Object({ ref: t.Optional(t.String()) }) },
@@ -104,7 +104,7 @@ export function pageRoutes(deps: { db: Db; config: Config; dispatch: Dispatch; l
       },
       { ...hidden, query: t.Object({ domain: t.Optional(t.String()), token: t.Optional(t.String()) }) },
     )
-    .get("/p/:slug", ({ params, request, server, query }) => landing.bySlug(params.slug, visitor(request, server, query.ref)), {
+    .get("/p/:slug", ({ params, request, server, query, set }) => landing.bySlug(params.slug, visitor(request, server, query.ref), set), {
       ...hidden,
       params: t.Object({ slug: t.String() }),
       query: t.Object({ ref: t.Optional(t.String()) }),
@@ -132,20 +132,23 @@ export function pageRoutes(deps: { db: Db; config: Config; dispatch: Dispatch; l
     )
     .get(
       "/t/:token",
-      async ({ params }) => {
+      async ({ params, set }) => {
         const shown = await statusPages.get(params.token, () => statusPage(params.token));
         if (!shown) return notFoundPage("Link not found", "This waitlist link is not valid. Check that you copied the whole address.");
-        return htmlResponse(shown.html, shown.status);
+        Object.assign(set.headers, PAGE_HEADERS);
+        set.status = shown.status;
+        return shown.html;
       },
       { ...hidden, params: t.Object({ token: t.String() }) },
     )
     .get(
       "/t/:token/live",
-      async ({ params }) => {
+      async ({ params, set }) => {
         // issue 11: the status page keeps its numbers current (public/pages.js asks every 30 s and on return to the tab)
         const body = await liveNumbers.get(params.token, () => live(params.token));
         if (!body) return Response.json({ statusCode: 404, error: "Not Found", message: "Unknown status link" }, { status: 404 });
-        return new Response(body, { headers: LIVE_HEADERS });
+        Object.assign(set.headers, LIVE_HEADERS);
+        return body;
       },
       { ...hidden, params: t.Object({ token: t.String() }) },
     )

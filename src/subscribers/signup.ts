@@ -188,12 +188,11 @@ function insertSubscriber(id: string, waitlistId: string, b: Base, seq: SQL, con
  * the waitlist's, before `last_seq + 1`, so concurrent sign-ups take distinct numbers; then the referrer's, so
  * a delete of it either waits for this sign-up or has happened before the write reads it. Every write that
  * changes a ranked subscriber takes the waitlist's row first (lockLine), so no two writes wait on each other
- * in a circle through the rows, the rank counters and the waitlist's count.
+ * in a circle through the rows, the rank counters and the waitlist's count. Without row locks (SQLite) there is
+ * nothing to take: a statement less per sign-up.
  */
-const locks = (db: Db, referrerId: string | null, waitlistId: string): SQL[] => [
-  lockLine(db, waitlistId),
-  ...(referrerId ? [sql`SELECT 1 FROM subscribers WHERE id = ${referrerId}${db.d.forUpdate}`] : []),
-];
+const locks = (db: Db, referrerId: string | null, waitlistId: string): SQL[] =>
+  db.d.rowLocks ? [lockLine(db, waitlistId), ...(referrerId ? [sql`SELECT 1 FROM subscribers WHERE id = ${referrerId}${db.d.forUpdate}`] : [])] : [];
 
 /**
  * Double opt-in: the subscriber waits unranked. The confirmation email goes out with the insert, or
