@@ -100,6 +100,35 @@ describe("pages", () => {
     expect(plain.text).toContain(`action="/s/${w.key}"`);
   });
 
+  test("a published page carries an ETag: a conditional request is 304 until the page changes on the other instance; gzip when asked", async () => {
+    const { key } = await a.account("business");
+    const { w, path } = await waitlist(key);
+    expect((await a.request("POST", `${path}/landing-page/publish`, { key })).status).toBe(200);
+    const plain = await b.request("GET", `/p/${w.slug}`, { headers: { "accept-encoding": "identity" } });
+    const etag = plain.headers.get("etag")!;
+    expect(etag).toMatch(/^"[A-Za-z0-9_-]+"$/);
+    expect(plain.headers.get("cache-control")).toBe("no-cache");
+    expect(plain.headers.get("content-encoding")).toBeNull();
+    const again = await b.request("GET", `/p/${w.slug}`, { headers: { "if-none-match": etag } });
+    expect(again.status).toBe(304);
+    expect(again.text).toBe("");
+    // a referral link is another page (its form carries the code)
+    const referred = await b.request("GET", `/p/${w.slug}?ref=abc123`, { headers: { "if-none-match": etag } });
+    expect(referred.status).toBe(200);
+    expect(referred.text).toContain('name="ref" value="abc123"');
+    expect(referred.headers.get("etag")).not.toBe(etag);
+    const zipped = await fetch(`${b.url}/p/${w.slug}`, { headers: { "accept-encoding": "gzip" }, decompress: false } as RequestInit);
+    expect(zipped.headers.get("content-encoding")).toBe("gzip");
+    expect(zipped.headers.get("etag")).toBe(etag);
+    expect(new TextDecoder().decode(Bun.gunzipSync(new Uint8Array(await zipped.arrayBuffer())))).toBe(plain.text);
+
+    expect((await a.request("PATCH", `${path}/landing-page`, { key, body: { headline: "Version three" } })).status).toBe(200);
+    const changed = await b.request("GET", `/p/${w.slug}`, { headers: { "if-none-match": etag } });
+    expect(changed.status).toBe(200);
+    expect(changed.text).toContain("Version three");
+    expect(changed.headers.get("etag")).not.toBe(etag);
+  });
+
   test("a waitlist's new name is seen on its status page by the next request on the other instance", async () => {
     const { key } = await a.account("business");
     const { path } = await waitlist(key);

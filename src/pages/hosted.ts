@@ -98,8 +98,11 @@ ${captchaWidget(w)}
   return { html, csp: pageCsp([hashOf(style)], preview) };
 }
 
+/** The `ref` query parameter if it is a plausible referral code, else null. */
+export const refCode = (ref: string | null): string | null => (ref && /^[A-Za-z0-9_-]{1,64}$/.test(ref) ? ref : null);
+
 /** The `ref` query parameter, carried into the form (escaped; only a plausible code is kept). */
 export function withRef(html: string, ref: string | null): string {
-  const code = ref && /^[A-Za-z0-9_-]{1,64}$/.test(ref) ? ref : null;
+  const code = refCode(ref);
   return html.replace(REF_SLOT, code ? `<input type="hidden" name="ref" value="${escapeHtml(code)}">` : "");
 }

@@ -8,12 +8,39 @@ import { logView, visitorKey } from "../analytics/service";
 import type { Logger } from "../log";
 import { hostedPageUrl, livePage } from "../landing/service";
 import { notFoundPage, PAGE_HEADERS } from "./layout";
-import { renderHostedPage, withRef, type RenderedPage } from "./hosted";
+import { refCode, renderHostedPage, withRef, type RenderedPage } from "./hosted";
+import { createHash } from "node:crypto";
 import { plainSignUpPage } from "./signup-form";
 import { customDomainOrigin } from "../waitlists/links";
 import { readCache } from "../db/read-cache";
 
 const MAX_CACHED = 500;
+
+/**
+ * A published page as served: its HTML (with the ref slot), its tag (a hash of what is sent, so every instance
+ * tags the same page alike) and its gzipped form without a ref, made once per version (issue 19).
+ */
+interface Entry {
+  version: string;
+  page: RenderedPage;
+  tag: string;
+  gzipped: Uint8Array;
+  headers: { "content-security-policy": string; "cache-control": string; vary: string };
+}
+
+/** Published pages may be kept by the browser, but are asked for again each time (a 304 when unchanged). */
+const REVALIDATE = "no-cache";
+
+function entryOf(version: string, page: RenderedPage): Entry {
+  const plain = withRef(page.html, null);
+  return {
+    version,
+    page,
+    tag: createHash("sha256").update(page.csp).update("\0").update(page.html).digest("base64url").slice(0, 27),
+    gzipped: Bun.gzipSync(plain),
+    headers: { "content-security-policy": page.csp, "cache-control": REVALIDATE, vary: "accept-encoding" },
+  };
+}
 
 type Visitor = { ip: string; userAgent: string; ref: string | null };
 
@@ -27,7 +54,7 @@ interface Head {
 
 export function createPageServer(deps: { db: Db; config: Config; log: Logger }) {
   const { db, config } = deps;
-  const cache = new Map<string, { version: string; page: RenderedPage; headers: { "content-security-policy": string } }>();
+  const cache = new Map<string, Entry>();
   // issue 19: which page an address shows, and its version, read again only once something was committed
   const heads = readCache<string, Head | undefined>(db, { max: MAX_CACHED });
   const headOf = (where: "slug" | "domain", value: string) =>
@@ -40,7 +67,7 @@ export function createPageServer(deps: { db: Db; config: Config; log: Logger }) 
     });
 
   /** The page as a Response, or (the published page, the common case) its HTML with its headers put in `set`. */
-  async function serve(where: "slug" | "domain", value: string, visitor: Visitor, set: { headers: Record<string, unknown> }): Promise<Response | string> {
+  async function serve(where: "slug" | "domain", value: string, visitor: Visitor, request: Request, set: { headers: Record<string, unknown> }): Promise<Response | string> {
     const head = await headOf(where, value);
     if (!head || head.status !== "published") return plainPage(where, value, visitor);
     const version = `${head.page_version}:${head.updated_at}`;
@@ -50,15 +77,21 @@ export function createPageServer(deps: { db: Db; config: Config; log: Logger }) 
       const [w] = await db.select().from(waitlists).where(eq(waitlists.id, head.waitlist_id));
       const [page] = await db.select().from(landingPages).where(eq(landingPages.id, head.page_id));
       if (!w || !page || page.status !== "published") return plainPage(where, value, visitor);
-      const rendered = renderHostedPage(livePage(page), w, { baseUrl: config.baseUrl, pageUrl: hostedPageUrl(page, w, config.baseUrl)! });
-      entry = { version, page: rendered, headers: { "content-security-policy": rendered.csp } };
+      entry = entryOf(version, renderHostedPage(livePage(page), w, { baseUrl: config.baseUrl, pageUrl: hostedPageUrl(page, w, config.baseUrl)! }));
       if (cache.size >= MAX_CACHED) cache.delete(cache.keys().next().value!);
       cache.set(head.page_id, entry);
     }
     countView(head.waitlist_id, visitor);
+    const code = refCode(visitor.ref);
+    const etag = code ? `"${entry.tag}-${code}"` : `"${entry.tag}"`;
+    // the same bytes as last time (the tag hashes them): the browser shows its copy
+    if (request.headers.get("if-none-match")?.split(/\s*,\s*/).includes(etag)) return new Response(null, { status: 304, headers: { etag, "cache-control": REVALIDATE } });
     // a string: Elysia builds one Response with these headers (a returned Response would be copied to merge them)
-    Object.assign(set.headers, PAGE_HEADERS, entry.headers);
-    return withRef(entry.page.html, visitor.ref);
+    Object.assign(set.headers, PAGE_HEADERS, entry.headers, { etag });
+    if (!code && /\bgzip\b/.test(request.headers.get("accept-encoding") ?? "")) {
+      return new Response(entry.gzipped, { headers: { ...(set.headers as Record<string, string>), "content-encoding": "gzip" } });
+    }
+    return withRef(entry.page.html, code);
   }
 
   /** The page counts its own views, deduplicated like log-view (DESIGN §4); it never waits for the count. */
@@ -80,7 +113,7 @@ export function createPageServer(deps: { db: Db; config: Config; log: Logger }) 
   }
 
   return {
-    bySlug: (slug: string, visitor: Visitor, set: { headers: Record<string, unknown> }) => serve("slug", slug, visitor, set),
-    byDomain: (host: string, visitor: Visitor, set: { headers: Record<string, unknown> }) => serve("domain", host, visitor, set),
+    bySlug: (slug: string, visitor: Visitor, request: Request, set: { headers: Record<string, unknown> }) => serve("slug", slug, visitor, request, set),
+    byDomain: (host: string, visitor: Visitor, request: Request, set: { headers: Record<string, unknown> }) => serve("domain", host, visitor, request, set),
   };
 }

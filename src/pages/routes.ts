@@ -88,7 +88,7 @@ export function pageRoutes(deps: { db: Db; config: Config; dispatch: Dispatch; l
       ({ request, server, query, set }) => {
         const host = hostOf(request);
         // DESIGN §4: on a waitlist's custom domain, / is its published page
-        if (host && host !== ownHost && host !== "localhost" && host !== "127.0.0.1") return landing.byDomain(host, visitor(request, server, query.ref), set);
+        if (host && host !== ownHost && host !== "localhost" && host !== "127.0.0.1") return landing.byDomain(host, visitor(request, server, query.ref), request, set);
         return htmlResponse(page("Waitlist", `<h1>Waitlist is running</h1><p>The API is documented at <a href="/swagger">/swagger</a>.</p>`));
       },
       { ...hidden, query: t.Object({ ref: t.Optional(t.String()) }) },
@@ -104,7 +104,7 @@ export function pageRoutes(deps: { db: Db; config: Config; dispatch: Dispatch; l
       },
       { ...hidden, query: t.Object({ domain: t.Optional(t.String()), token: t.Optional(t.String()) }) },
     )
-    .get("/p/:slug", ({ params, request, server, query, set }) => landing.bySlug(params.slug, visitor(request, server, query.ref), set), {
+    .get("/p/:slug", ({ params, request, server, query, set }) => landing.bySlug(params.slug, visitor(request, server, query.ref), request, set), {
       ...hidden,
       params: t.Object({ slug: t.String() }),
       query: t.Object({ ref: t.Optional(t.String()) }),
