@@ -11,6 +11,7 @@ import { countAndDecide, rateHeaders, uncounted, type RateDecision } from "./rat
 import { clientIp } from "./client-ip";
 import { parseCappedBody, readBody } from "./body-limit";
 import { readCache } from "../db/read-cache";
+import { waitlistRows } from "../waitlists/rows";
 
 /**
  * A waitlist as requests see it. Its counters are left out: the copy an instance keeps between
@@ -148,24 +149,8 @@ export function apiGuard(deps: { db: Db; config: Config }) {
     });
   }
 
-  // The waitlist rows of recent requests, each good while its version (read with the key on every
-  // request) is unchanged: the auth lookup reads two columns of it instead of ~40 (~15% of a sign-up).
-  const MAX_CACHED = 1_000;
-  const cached = new Map<string, { version: number; row: Waitlist }>();
-  async function waitlistRow(id: string, version: number): Promise<Waitlist | null> {
-    const hit = cached.get(id);
-    if (hit?.version === version) return hit.row;
-    const [full] = await db.select().from(db.t.waitlists).where(eq(db.t.waitlists.id, id));
-    if (!full) return null;
-    const { subscribersCount, viewsCount, lastSeq, ...fields } = full;
-    // shared by concurrent requests: nobody may change it
-    const row = Object.freeze(fields);
-    if (row.version === version) {
-      if (cached.size >= MAX_CACHED && !cached.has(id)) cached.delete(cached.keys().next().value!);
-      cached.set(id, { version, row });
-    }
-    return row;
-  }
+  // the waitlist rows of recent requests, each good while its version (read with the key on every request) is unchanged
+  const waitlists = waitlistRows(db);
 
   async function authenticate(ctx: any, policy: Policy): Promise<Auth> {
     const presented = ctx.request.headers.get("x-api-key")?.trim();
@@ -186,7 +171,7 @@ export function apiGuard(deps: { db: Db; config: Config }) {
     if (isWaitlistKey && policy.key === "account") throw unauthorized("This endpoint needs an account key (wl_acct_...); per-waitlist keys are not accepted");
     let waitlist: Waitlist | null = null;
     if (row.waitlistId !== undefined) {
-      waitlist = row.waitlistId ? await waitlistRow(row.waitlistId, row.waitlistVersion!) : null;
+      waitlist = row.waitlistId ? await waitlists.at(row.waitlistId, row.waitlistVersion!) : null;
       const owned = waitlist !== null && (isWaitlistKey ? waitlist.id === row.keyWaitlistId : waitlist.accountId === row.accountId);
       if (!owned) throw unauthorized("Invalid waitlist key");
     }

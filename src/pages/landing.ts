@@ -101,15 +101,21 @@ export function createPageServer(deps: { db: Db; config: Config; log: Logger }) 
       .catch((err) => deps.log.warn("view not counted", { error: (err as Error)?.message ?? String(err) }));
   }
 
+  // issue 19: read again only once something was committed (anywhere)
+  const plainPages = readCache<string, { waitlistId: string; page: RenderedPage } | null>(db, { max: MAX_CACHED });
+
   /** Issue 16: no published page yet (or any more): a plain sign-up form, so a referral link never leads nowhere. */
-  async function plainPage(where: "slug" | "domain", value: string, visitor: { ip: string; userAgent: string; ref: string | null }): Promise<Response> {
-    const { waitlists } = db.t;
-    const [w] = await db.select().from(waitlists).where(where === "slug" ? eq(waitlists.slug, value) : eq(waitlists.customDomain, value));
-    if (!w) return notFoundPage("Page not found", "There is no waitlist here.");
-    const pageUrl = where === "slug" ? `${config.baseUrl}/p/${w.slug}` : customDomainOrigin(value, config.baseUrl);
-    const page = plainSignUpPage(w, { baseUrl: config.baseUrl, pageUrl });
-    countView(w.id, visitor);
-    return new Response(withRef(page.html, visitor.ref), { headers: { ...PAGE_HEADERS, "content-security-policy": page.csp } });
+  async function plainPage(where: "slug" | "domain", value: string, visitor: Visitor): Promise<Response> {
+    const found = await plainPages.get(`${where}\0${value}`, async () => {
+      const { waitlists } = db.t;
+      const [w] = await db.select().from(waitlists).where(where === "slug" ? eq(waitlists.slug, value) : eq(waitlists.customDomain, value));
+      if (!w) return null;
+      const pageUrl = where === "slug" ? `${config.baseUrl}/p/${w.slug}` : customDomainOrigin(value, config.baseUrl);
+      return { waitlistId: w.id, page: plainSignUpPage(w, { baseUrl: config.baseUrl, pageUrl }) };
+    });
+    if (!found) return notFoundPage("Page not found", "There is no waitlist here.");
+    countView(found.waitlistId, visitor);
+    return new Response(withRef(found.page.html, visitor.ref), { headers: { ...PAGE_HEADERS, "content-security-policy": found.page.csp } });
   }
 
   return {

@@ -18,6 +18,7 @@ import { renderHostedPage, withRef } from "./hosted";
 import { findPreview } from "../landing/preview";
 import { linkRoutes } from "./links";
 import { readCache } from "../db/read-cache";
+import { waitlistRows } from "../waitlists/rows";
 import { awaitingConfirmationPage, outOfLinePage, pendingPage, thankYouPage } from "./thank-you";
 
 const ASSETS: Record<string, { body: string; type: string }> = {
@@ -35,6 +36,7 @@ export function pageRoutes(deps: { db: Db; config: Config; dispatch: Dispatch; l
   const { waitlists } = db.t;
   const hidden = { detail: { hide: true } };
   const landing = createPageServer(deps);
+  const rows = waitlistRows(db);
   const ownHost = new URL(config.baseUrl).hostname;
   const visitor = (request: Request, server: any, ref: string | undefined) => ({
     ip: clientIp(request, server, config.trustProxy),
@@ -45,8 +47,8 @@ export function pageRoutes(deps: { db: Db; config: Config; dispatch: Dispatch; l
   async function bySignUpToken(signUpToken: string) {
     const [sub] = await selectSubscribers(db, sql`s.sign_up_token = ${signUpToken}`);
     if (!sub) return null;
-    const [w] = await db.select().from(waitlists).where(eq(waitlists.id, sub.waitlist_id));
-    return { sub, w };
+    const w = await rows.byId(sub.waitlist_id);
+    return w ? { sub, w } : null;
   }
   /** The status page's HTML and status; null for an unknown link. */
   async function statusPage(signUpToken: string): Promise<{ html: string; status: number } | null> {
