@@ -17,7 +17,7 @@ afterAll(() => close?.());
 const insert = (name: string, n: number) => ({ sql: "INSERT INTO items (name, n) VALUES (?, ?)", args: [name, n] });
 const names = async () => (await db.$client.execute("SELECT name FROM items ORDER BY name")).rows.map((r) => r.name);
 
-// SQLite only: the group writer is the embedded engine's (PostgreSQL runs one transaction per write)
+// SQLite's runner; PostgreSQL's shares the queue and is tested in store.e2e.test.ts
 test.skipIf(engine === "pg")("batches written together all commit and each gets its own results", async () => {
   const results = await Promise.all([
     db.$writer.write([insert("a", 1), { sql: "SELECT count(*) AS c FROM items", args: [] }]),
@@ -28,7 +28,7 @@ test.skipIf(engine === "pg")("batches written together all commit and each gets 
   expect(await names()).toEqual(["a", "b"]);
 });
 
-// SQLite only: the group writer is the embedded engine's (PostgreSQL runs one transaction per write)
+// SQLite's runner; PostgreSQL's shares the queue and is tested in store.e2e.test.ts
 test.skipIf(engine === "pg")("a failing batch is rejected alone; its first statements are undone and the others commit", async () => {
   const outcomes = await Promise.allSettled([
     db.$writer.write([insert("c", 3)]),

@@ -113,6 +113,26 @@ for (const [engine, open] of Object.entries(engines)) {
       expect(w).toEqual({ subscribers_count: 12, last_seq: 12 });
     });
 
+    test("writes of one turn commit together; a failing one among them fails alone, undone whole, and the others commit", async () => {
+      const s = await open();
+      await seed(s);
+      // PostgreSQL names its transaction; SQLite's shared transaction is shown by test/group-commit.unit.test.ts
+      const txid = engine === "pg" ? sql`SELECT pg_current_xact_id()::text AS tx` : sql`SELECT 'one' AS tx`;
+      const together = await Promise.all(Array.from({ length: 5 }, (_, i) => s.write([subscriber(`g${i}`, `g${i}@example.com`, i + 1), txid])));
+      expect(together.map(([[row]]) => Number(row.seq))).toEqual([1, 2, 3, 4, 5]);
+      expect(new Set(together.map(([, [row]]) => row.tx)).size).toBe(1);
+
+      const outcomes = await Promise.allSettled([
+        s.write([subscriber("f1", "f1@example.com", 11), txid]),
+        s.write([subscriber("f2", "f2@example.com", 12), subscriber("f3", "g0@example.com", 13)]), // g0's email: taken
+        s.write([subscriber("f4", "f4@example.com", 14), txid]),
+      ]);
+      expect(outcomes.map((o) => o.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
+      expect(s.d.uniqueKey((outcomes[1] as PromiseRejectedResult).reason)).toBe("subscribers.waitlist_id, subscribers.email");
+      const ids = await s.rows<{ id: string }>(sql`SELECT id FROM subscribers WHERE id LIKE 'f%' ORDER BY id`);
+      expect(ids.map((r) => r.id)).toEqual(["f1", "f4"]);
+    });
+
     test("writers deciding on something no row stands for yet, under lockKey, decide one after another", async () => {
       const s = await open();
       const email = `cap-${Math.random()}@example.com`;

@@ -1,6 +1,6 @@
 // PostgreSQL (issue 18): the connection pool, its migrations, and the Store over it. int8 and numeric come back
-// as numbers (counts, sums and ms times all fit in 2^53); every write group is one transaction, run again on a
-// serialization failure or deadlock.
+// as numbers (counts, sums and ms times all fit in 2^53); the write batches of an event-loop turn share one
+// transaction (group-commit.ts), run again whole on a serialization failure or deadlock.
 import { fillPlaceholders, type SQL } from "drizzle-orm";
 import { PgDialect } from "drizzle-orm/pg-core";
 import { drizzle } from "drizzle-orm/postgres-js";
@@ -8,10 +8,12 @@ import postgres, { type Sql } from "postgres";
 import { DatabaseOpenError, displayUrl } from "./client";
 import { sequentialWrite, type Db } from "./db";
 import { pgDialect } from "./dialect";
+import { isDatabaseUnavailable } from "./errors";
+import { createGroupCommit } from "./group-commit";
 import { applyPgMigrations } from "./pg-migrate";
 import * as schema from "./schema";
 import * as pgSchema from "./schema.pg";
-import type { Row, Store } from "./store";
+import { lineOf, type Row, type Store } from "./store";
 
 export const isPgUrl = (url: string) => /^postgres(ql)?:\/\//i.test(url);
 
@@ -130,7 +132,56 @@ const exec = async (db: Sql, query: SQL, prev = 0) => {
 };
 const changedOf = (r: { count: number; length: number }) => Math.max(r.count ?? 0, r.length);
 
+/** A batch's statements in order on an open transaction, each given the row count of the one before it. */
+const writeOn = (conn: Sql) =>
+  sequentialWrite(async (q, prev) => {
+    const r = await exec(conn, q, prev);
+    return { rows: [...r] as Row[], changed: changedOf(r) };
+  });
+
+/**
+ * Write groups running at once, each on its own pooled connection. Sign-ups to one waitlist serialize on its row
+ * (lockLine) whatever this is; one group at a time lets the writes that queue behind it form the next group.
+ */
+const GROUPS_AT_ONCE = Number(process.env.PG_GROUPS ?? 1);
+
+/**
+ * Taken first by every write group, so that groups (of this instance and the others) run one at a time: a group
+ * locks what its batches lock one batch after another, and two groups doing that in different orders (rate-limit
+ * counters, outbox rows) would deadlock, costing a second of PostgreSQL's deadlock_timeout each time. The
+ * two-key form keeps it apart from `d.lockKey`'s and the migrations' one-key locks.
+ */
+const GROUP_LOCK = "SELECT pg_advisory_xact_lock(1919, 18)";
+
+/** The order a group runs its batches in: those that lock a line first, by line, then the others as they came. */
+function lockOrder(batches: SQL[][]): number[] {
+  const lines = batches.map(lineOf);
+  const rank = (i: number) => (lines[i] === undefined ? 1 : 0);
+  return batches.map((_, i) => i).sort((a, b) => rank(a) - rank(b) || (lines[a]! < lines[b]! ? -1 : lines[a]! > lines[b]! ? 1 : 0) || a - b);
+}
+
+/** Runs the batches in one transaction (one commit), each atomically as a whole with it; results in their order. */
+function writeGroup(client: Sql, batches: SQL[][]): Promise<Row[][][]> {
+  const order = lockOrder(batches);
+  return retried(
+    () =>
+      client.begin(async (tx) => {
+        const conn = tx as unknown as Sql;
+        await conn.unsafe(GROUP_LOCK);
+        const results: Row[][][] = [];
+        for (const i of order) results[i] = await writeOn(conn)(batches[i]);
+        return results;
+      }) as Promise<Row[][][]>,
+  );
+}
+
 export function pgStore(client: Sql): Store {
+  // the group commit: a turn's batches in one transaction, run again whole on a serialization failure or
+  // deadlock; a lost connection fails every batch of the group (each is answered 503)
+  const write = createGroupCommit((batches: SQL[][]) => writeGroup(client, batches), {
+    concurrency: GROUPS_AT_ONCE,
+    failsEveryBatch: isDatabaseUnavailable,
+  });
   return {
     d: pgDialect,
     async rows<T>(query: SQL) {
@@ -139,15 +190,6 @@ export function pgStore(client: Sql): Store {
     async exec(query: SQL) {
       return { changed: changedOf(await exec(client, query)) };
     },
-    write: (queries: SQL[]) =>
-      retried(
-        () =>
-          client.begin((tx) =>
-            sequentialWrite(async (q, prev) => {
-              const r = await exec(tx as unknown as Sql, q, prev);
-              return { rows: [...r] as Row[], changed: changedOf(r) };
-            })(queries),
-          ) as Promise<Row[][]>,
-      ),
+    write,
   };
 }
