@@ -1,7 +1,9 @@
 // Group commit (src/db/group-commit.ts): batches of one event-loop turn share a transaction, yet each
 // stays atomic on its own: a failing batch fails alone and leaves nothing behind.
-import { afterAll, beforeAll, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Db } from "../src/db/client";
+import { isDatabaseUnavailable } from "../src/db/errors";
+import { createGroupCommit, MAX_GROUP } from "../src/db/group-commit";
 import { scratchDatabase } from "./support/db";
 import { engine } from "./support/server";
 
@@ -17,7 +19,7 @@ afterAll(() => close?.());
 const insert = (name: string, n: number) => ({ sql: "INSERT INTO items (name, n) VALUES (?, ?)", args: [name, n] });
 const names = async () => (await db.$client.execute("SELECT name FROM items ORDER BY name")).rows.map((r) => r.name);
 
-// SQLite only: the group writer is the embedded engine's (PostgreSQL runs one transaction per write)
+// SQLite's runner; PostgreSQL's shares the queue and is tested in store.e2e.test.ts
 test.skipIf(engine === "pg")("batches written together all commit and each gets its own results", async () => {
   const results = await Promise.all([
     db.$writer.write([insert("a", 1), { sql: "SELECT count(*) AS c FROM items", args: [] }]),
@@ -28,7 +30,7 @@ test.skipIf(engine === "pg")("batches written together all commit and each gets 
   expect(await names()).toEqual(["a", "b"]);
 });
 
-// SQLite only: the group writer is the embedded engine's (PostgreSQL runs one transaction per write)
+// SQLite's runner; PostgreSQL's shares the queue and is tested in store.e2e.test.ts
 test.skipIf(engine === "pg")("a failing batch is rejected alone; its first statements are undone and the others commit", async () => {
   const outcomes = await Promise.allSettled([
     db.$writer.write([insert("c", 3)]),
@@ -38,4 +40,53 @@ test.skipIf(engine === "pg")("a failing batch is rejected alone; its first state
   expect(outcomes.map((o) => o.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
   expect(String((outcomes[1] as PromiseRejectedResult).reason)).toContain("UNIQUE");
   expect(await names()).toEqual(["a", "b", "c", "e"]);
+});
+
+// The queue itself (both engines' group commit), with a runner that records its groups
+describe("the queue", () => {
+  const recorder = (fail: (batches: number[]) => unknown = () => null) => {
+    const groups: number[][] = [];
+    const run = async (batches: number[]) => {
+      groups.push(batches);
+      await Bun.sleep(5);
+      const error = fail(batches);
+      if (error) throw error;
+      return batches.map((b) => b * 10);
+    };
+    return { groups, run };
+  };
+
+  test("a turn's writes share one group; those that come while it runs share the next; each gets its own result", async () => {
+    const { groups, run } = recorder();
+    const write = createGroupCommit(run, { concurrency: 1 });
+    const first = [write(1), write(2), write(3)];
+    await Bun.sleep(1); // the first group is running
+    const second = [write(4), write(5)];
+    expect(await Promise.all([...first, ...second])).toEqual([10, 20, 30, 40, 50]);
+    expect(groups).toEqual([[1, 2, 3], [4, 5]]);
+  });
+
+  test(`a group holds at most ${MAX_GROUP} writes`, async () => {
+    const { groups, run } = recorder();
+    const write = createGroupCommit(run, { concurrency: 1 });
+    await Promise.all(Array.from({ length: MAX_GROUP + 3 }, (_, i) => write(i)));
+    expect(groups.map((g) => g.length)).toEqual([MAX_GROUP, 3]);
+  });
+
+  test("a failed group reruns its writes one by one, so only the failing one fails", async () => {
+    const { groups, run } = recorder((batches) => (batches.includes(2) ? new Error("bad 2") : null));
+    const write = createGroupCommit(run, { concurrency: 1 });
+    const outcomes = await Promise.allSettled([write(1), write(2), write(3)]);
+    expect(outcomes.map((o) => o.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
+    expect(groups).toEqual([[1, 2, 3], [1], [2], [3]]);
+  });
+
+  test("an error every write would meet (a lost connection) rejects the whole group without rerunning it", async () => {
+    const lost = Object.assign(new Error("connection closed"), { code: "CONNECTION_CLOSED" });
+    const { groups, run } = recorder(() => lost);
+    const write = createGroupCommit(run, { concurrency: 1, failsEveryBatch: isDatabaseUnavailable });
+    const outcomes = await Promise.allSettled([write(1), write(2), write(3)]);
+    expect(outcomes.map((o) => (o.status === "rejected" ? o.reason : null))).toEqual([lost, lost, lost]);
+    expect(groups).toEqual([[1, 2, 3]]);
+  });
 });

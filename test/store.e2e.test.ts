@@ -10,6 +10,7 @@ import { openDatabase } from "../src/db/client";
 import type { Db } from "../src/db/db";
 import type { Store } from "../src/db/store";
 import { scratchPgUrl } from "./support/pg";
+import { lockLine } from "../src/subscribers/lock";
 
 const cleanups: (() => unknown)[] = [];
 afterAll(async () => {
@@ -111,6 +112,43 @@ for (const [engine, open] of Object.entries(engines)) {
       expect(seqs.map(([, [row]]) => Number(row.seq)).sort((a, b) => a - b)).toEqual(Array.from({ length: 12 }, (_, i) => i + 1));
       const [w] = await s.rows<{ subscribers_count: number; last_seq: number }>(sql`SELECT subscribers_count, last_seq FROM waitlists WHERE id = 'w'`);
       expect(w).toEqual({ subscribers_count: 12, last_seq: 12 });
+    });
+
+    test("writes of one turn commit together; a failing one among them fails alone, undone whole, and the others commit", async () => {
+      const s = await open();
+      await seed(s);
+      // PostgreSQL names its transaction; SQLite's shared transaction is shown by test/group-commit.unit.test.ts
+      const txid = engine === "pg" ? sql`SELECT pg_current_xact_id()::text AS tx` : sql`SELECT 'one' AS tx`;
+      const together = await Promise.all(Array.from({ length: 5 }, (_, i) => s.write([subscriber(`g${i}`, `g${i}@example.com`, i + 1), txid])));
+      expect(together.map(([[row]]) => Number(row.seq))).toEqual([1, 2, 3, 4, 5]);
+      expect(new Set(together.map(([, [row]]) => row.tx)).size).toBe(1);
+
+      const outcomes = await Promise.allSettled([
+        s.write([subscriber("f1", "f1@example.com", 11), txid]),
+        s.write([subscriber("f2", "f2@example.com", 12), subscriber("f3", "g0@example.com", 13)]), // g0's email: taken
+        s.write([subscriber("f4", "f4@example.com", 14), txid]),
+      ]);
+      expect(outcomes.map((o) => o.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
+      expect(s.d.uniqueKey((outcomes[1] as PromiseRejectedResult).reason)).toBe("subscribers.waitlist_id, subscribers.email");
+      const ids = await s.rows<{ id: string }>(sql`SELECT id FROM subscribers WHERE id LIKE 'f%' ORDER BY id`);
+      expect(ids.map((r) => r.id)).toEqual(["f1", "f4"]);
+    });
+
+    // PostgreSQL only: a group must not wait for a line while holding what another batch locked (DECISIONS "One
+    // lock order"); SQLite's single writer runs a group's batches as they came
+    test.skipIf(engine !== "pg")("a write group runs the batches that lock a line first, in line order, then the others", async () => {
+      const s = await open();
+      await seed(s);
+      await s.exec(sql`INSERT INTO waitlists (id, account_id, key, slug, name, welcome_subject, welcome_body, confirmation_subject, confirmation_body, signing_secret, created_at, updated_at)
+        VALUES ('v', 'a', 'kv', 'sv', 'Other', '', '', '', '', '', 0, 0)`);
+      const mark = (name: string) => sql`INSERT INTO meta (key, value) VALUES (${name}, CAST((SELECT count(*) FROM meta WHERE key LIKE 'order:%') AS TEXT))`;
+      await Promise.all([
+        s.write([mark("order:plain")]),
+        s.write([lockLine(s, "w"), mark("order:w")]),
+        s.write([lockLine(s, "v"), mark("order:v")]),
+      ]);
+      const marks = await s.rows<{ key: string; value: string }>(sql`SELECT key, value FROM meta WHERE key LIKE 'order:%' ORDER BY value`);
+      expect(marks.map((m) => m.key)).toEqual(["order:v", "order:w", "order:plain"]);
     });
 
     test("writers deciding on something no row stands for yet, under lockKey, decide one after another", async () => {

@@ -1,13 +1,72 @@
-// Group commit: concurrent write batches that arrive in the same event-loop turn share one transaction
-// (and one WAL fsync). If any batch fails, the group is rolled back and its batches rerun one
-// transaction each, so only the failing one fails (failures are rare: a token collision, a bug).
-// One group at a time: a second write transaction opened from this thread would wait on the first.
+// Group commit, on either engine: concurrent write batches that arrive in the same event-loop turn share one
+// transaction (one commit, one fsync). If the group fails, its batches rerun one transaction each, so only the
+// failing one fails (failures are rare: a token collision, a bug); an error that dooms them all (a lost
+// connection) rejects the whole group instead. The engine supplies "run these batches in one transaction".
 import type { Client, InStatement, ResultSet } from "@libsql/client";
 
-interface Item {
-  statements: InStatement[];
-  resolve: (results: ResultSet[]) => void;
+interface Item<B, R> {
+  batch: B;
+  resolve: (result: R) => void;
   reject: (err: unknown) => void;
+}
+
+export interface GroupCommitOptions {
+  /** Groups running at once (each its own transaction). */
+  concurrency: number;
+  /** True for an error every batch of the group would meet alone too: reject them all rather than rerun each. */
+  failsEveryBatch?: (err: unknown) => boolean;
+}
+
+/** The most batches one transaction takes: a group holds its locks (a line's row on PostgreSQL) until it commits. */
+export const MAX_GROUP = 256;
+
+/**
+ * Queues batches and runs each event-loop turn's together through `runTogether`, which runs its batches in order in
+ * one transaction and resolves their results in order, or throws having rolled back. Resolves a batch's promise
+ * only after its group committed.
+ */
+export function createGroupCommit<B, R>(runTogether: (batches: B[]) => Promise<R[]>, options: GroupCommitOptions): (batch: B) => Promise<R> {
+  const queue: Item<B, R>[] = [];
+  let running = 0;
+  let scheduled = false;
+
+  async function flush(items: Item<B, R>[]): Promise<void> {
+    try {
+      const all = await runTogether(items.map((item) => item.batch));
+      items.forEach((item, i) => item.resolve(all[i]));
+    } catch (groupError) {
+      if (items.length === 1 || options.failsEveryBatch?.(groupError)) return items.forEach((item) => item.reject(groupError));
+      for (const item of items) {
+        try {
+          item.resolve((await runTogether([item.batch]))[0]);
+        } catch (error) {
+          item.reject(error);
+        }
+      }
+    }
+  }
+
+  function startGroups() {
+    scheduled = false;
+    while (running < options.concurrency && queue.length) {
+      running++;
+      void flush(queue.splice(0, MAX_GROUP)).finally(() => {
+        running--;
+        // what queued while this group ran goes at once: it has waited a turn already
+        startGroups();
+      });
+    }
+  }
+
+  return (batch) =>
+    new Promise<R>((resolve, reject) => {
+      queue.push({ batch, resolve, reject });
+      // wait for this turn's other writes to join, unless every slot is busy (a finishing group picks this up)
+      if (!scheduled && running < options.concurrency) {
+        scheduled = true;
+        setImmediate(startGroups);
+      }
+    });
 }
 
 export interface GroupWriter {
@@ -34,62 +93,27 @@ function createMutex() {
   };
 }
 
-const MAX_GROUP = 256;
-
+/**
+ * SQLite's group commit: one group at a time (a second write transaction opened from this thread would wait on the
+ * first), its statements sent as one batch (one round trip on a libSQL server).
+ */
 export function createGroupWriter(client: Client): GroupWriter {
-  let queue: Item[] = [];
-  let busy = false;
   const locked = createMutex();
 
-  /** Runs the items in one transaction and one batch (one round trip on a server); throws (having rolled back) if any fails. */
-  const runTogether = (items: Item[]) => locked(() => runGroup(items));
-
-  async function runGroup(items: Item[]): Promise<ResultSet[][]> {
+  async function runGroup(batches: InStatement[][]): Promise<ResultSet[][]> {
     const tx = await client.transaction("write");
     try {
-      const results = await tx.batch(items.flatMap((item) => item.statements));
+      const results = await tx.batch(batches.flat());
       await tx.commit();
       let at = 0;
-      return items.map((item) => results.slice(at, (at += item.statements.length)));
+      return batches.map((statements) => results.slice(at, (at += statements.length)));
     } finally {
       tx.close();
     }
   }
 
-  async function flush(): Promise<void> {
-    const items = queue.splice(0, MAX_GROUP);
-    try {
-      const all = await runTogether(items);
-      items.forEach((item, i) => item.resolve(all[i]));
-    } catch (groupError) {
-      if (items.length === 1) return items[0].reject(groupError);
-      for (const item of items) {
-        try {
-          item.resolve((await runTogether([item]))[0]);
-        } catch (error) {
-          item.reject(error);
-        }
-      }
-    }
-  }
-
-  async function drainQueue() {
-    busy = true;
-    try {
-      while (queue.length) await flush();
-    } finally {
-      busy = false;
-    }
-  }
-
   return {
     exclusive: (fn) => locked(fn),
-    write(statements) {
-      return new Promise<ResultSet[]>((resolve, reject) => {
-        queue.push({ statements, resolve, reject });
-        // wait for this turn's other requests to join, unless a group is already running (it picks this up)
-        if (!busy && queue.length === 1) setImmediate(() => void drainQueue());
-      });
-    },
+    write: createGroupCommit((batches: InStatement[][]) => locked(() => runGroup(batches)), { concurrency: 1 }),
   };
 }

@@ -13,8 +13,21 @@ export interface Store {
   exec(query: SQL): Promise<{ changed: number }>;
   /**
    * The statements in order, atomically: all or none. Each may use `d.prevChanged` for the row count of the one
-   * before it. SQLite: shares the group commit of this event-loop turn. PostgreSQL: one transaction, run again
-   * whole on a serialization failure or deadlock.
+   * before it. Shares one transaction (one commit) with the other writes of this event-loop turn; one that fails
+   * fails alone (the others commit), except a lost connection, which fails them all. PostgreSQL runs the group
+   * again whole on a serialization failure or deadlock.
    */
   write(queries: SQL[]): Promise<Row[][]>;
 }
+
+const LINE = Symbol("the line this statement locks");
+
+/**
+ * Marks a statement that locks a waitlist's line (`lockLine`). A PostgreSQL write group runs the batches that start
+ * with one first, in line order, and the rest after them, so a group never waits for a line while holding other
+ * rows (an outbox claim's, another batch's): the lock order of DECISIONS "One lock order for writes to a line".
+ */
+export const locksLine = (query: SQL, waitlistId: string): SQL => Object.assign(query, { [LINE]: waitlistId });
+
+/** The line a batch locks first, if it does. */
+export const lineOf = (batch: SQL[]): string | undefined => (batch[0] as { [LINE]?: string } | undefined)?.[LINE];

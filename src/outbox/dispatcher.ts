@@ -39,6 +39,9 @@ async function withheldEmail(db: Db, row: OutboxRow): Promise<string | null> {
 }
 const BATCH = 50;
 
+const frozenPayload = async (db: Db, id: string) =>
+  (await db.rows<{ payload: string | null }>(sql`SELECT payload FROM outbox WHERE id = ${id}`))[0]?.payload ?? null;
+
 export function createDispatcher(deps: { db: Db; config: Config; log: Logger }): Dispatcher {
   const { db, config, log } = deps;
   const mailer: Mailer | null = config.smtpUrl ? createMailer(config.smtpUrl, config.mailFrom) : null;
@@ -50,7 +53,8 @@ export function createDispatcher(deps: { db: Db; config: Config; log: Logger }):
       await abandon(db, row.id, withheld);
       return;
     }
-    const payload = await renderPayload(db, row, config.baseUrl);
+    // a delete that committed since the claim rendered the row as its subscriber was (freezePayloads)
+    const payload = (await renderPayload(db, row, config.baseUrl)) ?? (await frozenPayload(db, row.id));
     if (payload === null) {
       await abandon(db, row.id, "its subscriber or waitlist no longer exists");
       return;

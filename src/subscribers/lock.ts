@@ -3,6 +3,8 @@
 // needs none of it: there the statement is a cheap read in the same write.
 import { sql, type SQL } from "drizzle-orm";
 import type { Db } from "../db/db";
+import { locksLine } from "../db/store";
 
 /** Locks the waitlist's row until the write or transaction it starts ends. */
-export const lockLine = (db: Pick<Db, "d">, waitlistId: string): SQL => sql`SELECT 1 FROM waitlists WHERE id = ${waitlistId}${db.d.forUpdate}`;
+export const lockLine = (db: Pick<Db, "d">, waitlistId: string): SQL =>
+  locksLine(sql`SELECT 1 FROM waitlists WHERE id = ${waitlistId}${db.d.forUpdate}`, waitlistId);
