@@ -41,8 +41,17 @@ export async function visitorKey(db: Db, visitorId: string | null | undefined, i
     if (salts.size >= 16) salts.clear();
     salts.set(`${secret}|${day}`, salt);
   }
-  return `h:${sha256Hex(`${salt}|${ip}|${userAgent}`)}`;
+  // issue 19: a visitor's repeat views of the day reuse the hash
+  const seen = `${salt}|${ip}|${userAgent}`;
+  let key = hashed.get(seen);
+  if (key === undefined) {
+    key = `h:${sha256Hex(seen)}`;
+    if (hashed.size >= 5_000) hashed.delete(hashed.keys().next().value!);
+    hashed.set(seen, key);
+  }
+  return key;
 }
+const hashed = new Map<string, string>();
 
 /**
  * Issue 19: the visitors this process knows to be counted, with the time their dedupe row expires. Until then that
