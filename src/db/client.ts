@@ -1,5 +1,5 @@
 // Opens the libSQL database (embedded file or server), sets the pragmas, applies the embedded migrations.
-import { chmodSync, existsSync, mkdirSync, rmdirSync, rmSync } from "node:fs";
+import { chmodSync, existsSync, fstatSync, mkdirSync, openSync, readSync, rmdirSync, rmSync, statSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { createClient, type Client, type InStatement } from "@libsql/client";
 import { SQL as DrizzleSQL, StringChunk, type SQL } from "drizzle-orm";
@@ -158,12 +158,11 @@ export async function openDatabase(settings: DbSettings & { statementTimeoutMs?:
 
 /**
  * What changes with every commit to the database file, by any connection of any process (issue 19), read before
- * each cached read: the WAL index header in the `-shm` file, mapped into memory (a read of ~100 bytes, no system
- * call). Its layout is SQLite's documented wal-index format (sqlite.org/walformat.html): two copies of a 48-byte
- * header (version 3007000; `iChange` at byte 8 counts transactions, `mxFrame` at 16, the salts at 32), written
- * copy 2 first, so equal copies are a consistent read. Where that cannot be used, PRAGMA data_version on a
- * connection of its own (~10 us under load: it opens a read transaction). Unequal copies (a commit under way)
- * answer null: read afresh.
+ * each cached read: the WAL index header at the start of the `-shm` file (~100 bytes, one pread; SQLite's
+ * documented wal-index format, sqlite.org/walformat.html): two copies of a 48-byte header (version 3007000;
+ * `iChange` at byte 8 counts transactions, `mxFrame` at 16, a salt at 32), written copy 2 first, so equal copies
+ * are a consistent read; unequal ones (a commit under way) answer null: read afresh. Where that cannot be used,
+ * PRAGMA data_version on a connection of its own (~10 us under load: it opens a read transaction, with file locks).
  */
 function changeProbe(path: string): { stamp: () => string | number | null; close: () => void } {
   // no busy timeout: a busy moment answers null (read afresh) rather than stalling the event loop
@@ -179,17 +178,22 @@ function changeProbe(path: string): { stamp: () => string | number | null; close
   };
   const close = () => conn.close();
   dataVersion(); // opens the WAL index
-  let header: DataView;
-  try {
-    const shm = Bun.mmap(`${path}-shm`, { shared: true } as Parameters<typeof Bun.mmap>[1]);
-    header = new DataView(shm.buffer, shm.byteOffset, 96);
-    if (header.getUint32(0, true) !== 3007000 || header.getUint8(12) !== 1) return { stamp: dataVersion, close };
-  } catch {
-    return { stamp: dataVersion, close };
-  }
-  const word = (copy: number, at: number) => header.getUint32(copy * 48 + at, true);
+  const fd = walIndexFd(`${path}-shm`);
+  if (fd === null) return { stamp: dataVersion, close };
+  const header = new Uint8Array(96);
+  const view = new DataView(header.buffer);
+  const word = (copy: number, at: number) => view.getUint32(copy * 48 + at, true);
+  const read = () => {
+    try {
+      return readSync(fd, header, 0, 96, 0) === 96;
+    } catch {
+      return false;
+    }
+  };
+  if (!read() || word(0, 0) !== 3007000 || header[12] !== 1) return { stamp: dataVersion, close };
   return {
     stamp: () => {
+      if (!read()) return null;
       const change = word(0, 8);
       const frames = word(0, 16);
       const salt = word(0, 32);
@@ -198,6 +202,30 @@ function changeProbe(path: string): { stamp: () => string | number | null; close
     },
     close,
   };
+}
+
+/**
+ * A descriptor of the WAL index, opened once per file and never closed: closing any descriptor of a file drops
+ * every POSIX lock this process holds on it, SQLite's own included, and another process would then take the
+ * index as abandoned and truncate it under the running server (a first version that mapped the file with
+ * Bun.mmap, which closes its descriptor, did exactly that: SIGBUS in a two-instance test). Kept per inode, so a
+ * file deleted and made again gets a new descriptor.
+ */
+const walIndexFds = new Map<string, number>();
+function walIndexFd(shm: string): number | null {
+  try {
+    const inode = statSync(shm).ino;
+    const key = `${shm}\0${inode}`;
+    let fd = walIndexFds.get(key);
+    if (fd === undefined) {
+      fd = openSync(shm, "r");
+      if (fstatSync(fd).ino !== inode) return null; // replaced in between: leave the descriptor open, as ever
+      walIndexFds.set(key, fd);
+    }
+    return fd;
+  } catch {
+    return null;
+  }
 }
 
 function explainOpenFailure(err: unknown, url: string, path: string | null): unknown {
