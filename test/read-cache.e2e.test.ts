@@ -2,7 +2,9 @@
 // next request on the other. Two instances on one database (either engine); every read is made twice on instance B
 // first, so that its answer is cached there, then the change goes through instance A.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { startServer, type TestServer } from "./support/server";
+import { engine, startServer, type TestServer } from "./support/server";
+import { readFileSync, statSync } from "node:fs";
+import { databasePath, openDatabase } from "../src/db/client";
 
 let a: TestServer;
 let b: TestServer;
@@ -196,5 +198,39 @@ describe("views", () => {
     for (const s of [a, b, a, b]) counted.push((await s.request("POST", `${path}/log-view`, { key, body: {}, headers: visitor })).body.success);
     expect(counted).toEqual([true, false, false, false]);
     expect(await views()).toBe(1);
+  });
+});
+
+describe("the change stamp", () => {
+  test.skipIf(engine !== "sqlite")("other processes opening and closing the database file leave the server's WAL index alone", async () => {
+    const { key } = await a.account("business");
+    const { path } = await waitlist(key);
+    for (let i = 0; i < 5; i++) {
+      // a CLI command or a third instance: opens the file (SQLite truncates an index nobody else holds), closes it
+      const other = await openDatabase({ url: a.dbUrl });
+      await other.close();
+      for (const s of [a, b]) expect((await s.request("GET", `${path}/settings`, { key })).status).toBe(200);
+      expect((await a.request("PATCH", `${path}/settings`, { key, body: { name: `Stamp ${i} ${uniq()}` } })).status).toBe(200);
+    }
+    expect(a.proc.exitCode).toBeNull();
+    expect(b.proc.exitCode).toBeNull();
+  });
+
+  test.skipIf(engine !== "sqlite")("each instance still holds SQLite's locks on the WAL index (the stamp's reads never drop them)", async () => {
+    const { key } = await a.account("business");
+    await waitlist(key);
+    for (const s of [a, b]) expect((await s.request("GET", "/api/v1/me", { key })).status).toBe(200);
+    // /proc/locks: "1: POSIX  ADVISORY  READ 1234 08:01:5678 128 128"; a process that closed any descriptor of the
+    // file would have lost them all, and another process would take the index as abandoned and truncate it
+    const inode = statSync(`${databasePath(a.dbUrl)}-shm`).ino;
+    const holders = new Set(
+      readFileSync("/proc/locks", "utf8")
+        .split("\n")
+        .map((line) => line.trim().split(/\s+/))
+        .filter((f) => f[1] === "POSIX" && Number(f[5]?.split(":")[2]) === inode)
+        .map((f) => Number(f[4])),
+    );
+    expect(holders.has(a.proc.pid)).toBe(true);
+    expect(holders.has(b.proc.pid)).toBe(true);
   });
 });
