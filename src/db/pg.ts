@@ -163,7 +163,6 @@ function lockOrder(batches: SQL[][]): number[] {
   return batches.map((_, i) => i).sort((a, b) => rank(a) - rank(b) || (lines[a]! < lines[b]! ? -1 : lines[a]! > lines[b]! ? 1 : 0) || a - b);
 }
 
-
 /** A statement that needs the row count of the one before it (`d.prevChanged`). */
 const needsPrevChanged = (params: unknown[]) => params.some((p) => p instanceof Placeholder && p.name === "prev_changed");
 const quiet = () => {};
