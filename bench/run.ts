@@ -10,7 +10,7 @@ import { BENCH_KEY, seed, WAITLIST_KEY } from "./seed";
 import { startPg } from "./pg";
 import { ceilingServer, fmt, load, rssMb, startServer, table, timeCalls, warmLoad } from "./lib";
 import { soak } from "./soak";
-import { measureReads, publishPage, type ReadResult } from "./reads";
+import { measureReads, publishPage, readRoutes, type ReadResult } from "./reads";
 import { compaction } from "./compaction";
 
 const ROOT = join(import.meta.dir, "..");
@@ -220,8 +220,8 @@ const bin = join(ROOT, "dist", "waitlist");
   // issue 19: and under the reads (every route of the table in turn)
   await publishPage(server.url);
   let readRss = 0;
-  for (const path of ["/p/bench", "/t/t5000/live", "/api/v1/me", `/api/v1/waitlist/${WAITLIST_KEY}/subscribers/sub5000`, "/t/t5000", `/api/v1/waitlist/${WAITLIST_KEY}/subscribers?sort_by=position&limit=20`]) {
-    readRss = Math.max(readRss, (await sampled({ url: `${server.url}${path}`, headers: { "x-api-key": BENCH_KEY }, duration: DURATION })).rss);
+  for (const route of readRoutes(10_000).filter((r) => !r.deep)) {
+    readRss = Math.max(readRss, (await sampled({ url: `${server.url}${route.path}`, headers: { "x-api-key": BENCH_KEY }, duration: DURATION })).rss);
   }
   row("binary RSS idle / under sign-up load / under read loads (highest)", `${fmt(idle, 0)} MB / ${fmt(signUpRss, 0)} MB / ${fmt(readRss, 0)} MB`, "-", "-", "-");
   row("binary sign-up @64 conns, 10,000 subscribers", `${fmt(binLoad.rps, 0)} req/s`, fmt(binLoad.p50, 1), fmt(binLoad.p99, 1), fmt(binLoad.rps / base.rps, 3));

@@ -165,21 +165,13 @@ export async function openDatabase(settings: DbSettings & { statementTimeoutMs?:
  * PRAGMA data_version on a connection of its own (~10 us under load: it opens a read transaction, with file locks).
  */
 function changeProbe(path: string): { stamp: () => string | number | null; close: () => void } {
-  // no busy timeout: a busy moment answers null (read afresh) rather than stalling the event loop
-  const conn = new Database(path);
-  const version = conn.prepare("PRAGMA data_version");
-  version.raw(true);
-  const dataVersion = () => {
-    try {
-      return Number((version.get() as [number])[0]);
-    } catch {
-      return null;
-    }
-  };
-  const close = () => conn.close();
-  dataVersion(); // opens the WAL index
-  const fd = walIndexFd(`${path}-shm`);
-  if (fd === null) return { stamp: dataVersion, close };
+  return walIndexStamp(`${path}-shm`) ?? dataVersionStamp(path);
+}
+
+/** The WAL index header's transaction counter, frame count and salt; null where the header can't be read as expected. */
+function walIndexStamp(shm: string): { stamp: () => string | null; close: () => void } | null {
+  const fd = walIndexFd(shm);
+  if (fd === null) return null;
   const header = new Uint8Array(96);
   const view = new DataView(header.buffer);
   const word = (copy: number, at: number) => view.getUint32(copy * 48 + at, true);
@@ -190,7 +182,7 @@ function changeProbe(path: string): { stamp: () => string | number | null; close
       return false;
     }
   };
-  if (!read() || word(0, 0) !== 3007000 || header[12] !== 1) return { stamp: dataVersion, close };
+  if (!read() || word(0, 0) !== 3007000 || header[12] !== 1) return null;
   return {
     stamp: () => {
       if (!read()) return null;
@@ -200,7 +192,26 @@ function changeProbe(path: string): { stamp: () => string | number | null; close
       if (word(1, 8) !== change || word(1, 16) !== frames || word(1, 32) !== salt) return null;
       return `${change}:${frames}:${salt}`;
     },
-    close,
+    // the descriptor stays open (walIndexFd)
+    close: () => {},
+  };
+}
+
+/** PRAGMA data_version on a connection of its own, which never writes. */
+function dataVersionStamp(path: string): { stamp: () => number | null; close: () => void } {
+  // no busy timeout: a busy moment answers null (read afresh) rather than stalling the event loop
+  const conn = new Database(path);
+  const version = conn.prepare("PRAGMA data_version");
+  version.raw(true);
+  return {
+    stamp: () => {
+      try {
+        return Number((version.get() as [number])[0]);
+      } catch {
+        return null;
+      }
+    },
+    close: () => conn.close(),
   };
 }
 

@@ -25,11 +25,8 @@ export function readCache<K, V>(db: Pick<Db, "changeStamp">, opts: { max: number
       const at = performance.now();
       if (hit && stamp !== null && hit.stamp === stamp && at - hit.at < maxAge) return hit.value;
       const value = await load();
-      if (stamp === null || (opts.keep && !opts.keep(value))) {
-        entries.delete(key);
-        return value;
-      }
       entries.delete(key);
+      if (stamp === null || (opts.keep && !opts.keep(value))) return value;
       if (entries.size >= opts.max) entries.delete(entries.keys().next().value!);
       entries.set(key, { stamp, at, value });
       return value;

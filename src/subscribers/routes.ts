@@ -17,6 +17,12 @@ import { readCache } from "../db/read-cache";
 const WaitlistParams = t.Object({ waitlistKey: t.String() });
 const SubscriberParams = t.Object({ waitlistKey: t.String(), idOrEmail: t.String({ description: "Subscriber id, or email (URL-encoded)" }) });
 
+/** The URL's query string ("" without one): a list's parameters as sent. */
+const queryOf = (url: string) => {
+  const at = url.indexOf("?");
+  return at < 0 ? "" : url.slice(at + 1);
+};
+
 function refererHost(request: Request): string | null {
   const referer = request.headers.get("referer");
   if (!referer) return null;
@@ -64,7 +70,7 @@ export function subscriberRoutes(deps: { db: Db; config: Config; api: ReturnType
       "/subscribers",
       async ({ auth, query, request }) => ({
         success: true,
-        data: await lists.get(cachedKey(auth.waitlist!, request.url.slice(request.url.indexOf("?") + 1 || request.url.length)), () =>
+        data: await lists.get(cachedKey(auth.waitlist!, queryOf(request.url)), () =>
           listSubscribers(db, auth.waitlist!, query, config.baseUrl),
         ),
       }),
