@@ -1,4 +1,5 @@
 // Shared bench plumbing: start the server on a database, time requests, format rows.
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 
 const ROOT = join(import.meta.dir, "..");
@@ -69,6 +70,15 @@ export async function load(opts: { url: string; method?: string; headers?: Recor
 export async function rssMb(pid: number): Promise<number> {
   const status = await Bun.file(`/proc/${pid}/status`).text();
   return Number(status.match(/VmRSS:\s+(\d+)/)![1]) / 1024;
+}
+
+/** CPU seconds a process has used so far: its main thread's, and all its threads' (Linux /proc). */
+export function cpuTimes(pid: number): { main: number; all: number } {
+  const ticks = (stat: string) => {
+    const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return (Number(f[11]) + Number(f[12])) / 100;
+  };
+  return { main: ticks(readFileSync(`/proc/${pid}/task/${pid}/stat`, "utf8")), all: ticks(readFileSync(`/proc/${pid}/stat`, "utf8")) };
 }
 
 /** A Markdown table. */

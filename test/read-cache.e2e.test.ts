@@ -234,3 +234,73 @@ describe("the change stamp", () => {
     expect(holders.has(b.proc.pid)).toBe(true);
   });
 });
+
+describe("one instance's own writes", () => {
+  /** Sign-ups through A, one after another, until stopped: A's own commits, which write nothing a key lookup reads. */
+  function signUpsOn(key: string, path: string) {
+    let going = true;
+    let n = 0;
+    const done = (async () => {
+      while (going) expect((await a.request("POST", `${path}/sign-up`, { key, body: { email: `stream-${n++}-${uniq()}@example.com` } })).status).toBe(200);
+    })();
+    return {
+      /** Resolves once at least `count` more sign-ups were answered. */
+      async past(count: number) {
+        const until = n + count;
+        while (n < until) await Bun.sleep(5);
+      },
+      stop: async () => {
+        going = false;
+        await done;
+      },
+    };
+  }
+
+  test("while sign-ups pour in through it, a change made through the same instance is seen by its next request: revoke, new waitlist, new waitlist key, page edit", async () => {
+    const { key } = await a.account("growth");
+    const { w, path } = await waitlist(key);
+    const made = (await a.request("POST", "/api/v1/account/keys", { key, body: { name: "doomed" } })).body.data.api_key;
+    const waitlistKey = (await a.request("POST", `${path}/api-key`, { key })).body.data.api_key.api_key;
+    expect((await a.request("POST", `${path}/landing-page/publish`, { key })).status).toBe(200);
+    const stream = signUpsOn(key, path);
+    try {
+      for (const read of [() => a.request("GET", "/api/v1/me", { key: made.api_key }), () => a.request("GET", `${path}/settings`, { key: waitlistKey }), () => a.request("GET", `/p/${w.slug}`)]) {
+        expect((await read()).status).toBe(200);
+        await stream.past(3);
+        expect((await read()).status).toBe(200);
+      }
+      expect((await a.request("GET", "/api/v1/me", { key })).body.data.waitlists.count).toBe(1);
+
+      expect((await a.request("DELETE", `/api/v1/account/keys/${made.id}`, { key })).status).toBe(200);
+      expect((await a.request("GET", "/api/v1/me", { key: made.api_key })).status).toBe(401);
+
+      await waitlist(key);
+      expect((await a.request("GET", "/api/v1/me", { key })).body.data.waitlists.count).toBe(2);
+
+      const fresh = (await a.request("POST", `${path}/api-key`, { key })).body.data.api_key.api_key;
+      expect((await a.request("GET", `${path}/settings`, { key: waitlistKey })).status).toBe(401);
+      expect((await a.request("GET", `${path}/settings`, { key: fresh })).status).toBe(200);
+
+      await stream.past(3);
+      expect((await a.request("PATCH", `${path}/landing-page`, { key, body: { headline: "Version two" } })).status).toBe(200);
+      expect((await a.request("GET", `/p/${w.slug}`)).text).toContain("Version two");
+    } finally {
+      await stream.stop();
+    }
+  });
+
+  test("while sign-ups pour in through it, a plan change made by the CLI (another process) is seen by its next request", async () => {
+    const { key, username } = await a.account("growth");
+    const { path } = await waitlist(key);
+    const stream = signUpsOn(key, path);
+    try {
+      expect((await a.request("GET", "/api/v1/me", { key })).body.data.plan.name).toBe("Growth");
+      await stream.past(3);
+      expect((await a.request("GET", "/api/v1/me", { key })).body.data.plan.name).toBe("Growth");
+      expect((await a.cli("account", "set-plan", "--username", username, "--plan", "free")).code).toBe(0);
+      expect((await a.request("GET", "/api/v1/me", { key })).body.data.plan.name).toBe("Free");
+    } finally {
+      await stream.stop();
+    }
+  });
+});

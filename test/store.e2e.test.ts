@@ -189,5 +189,40 @@ describe("interactive transactions", () => {
       const seqs = await s.rows<{ seq: number }>(sql`SELECT seq FROM subscribers ORDER BY seq`);
       expect(seqs.map((r) => Number(r.seq))).toEqual(Array.from({ length: 12 }, (_, i) => i + 1));
     });
+
+    test(`on ${engine}, writes made outside a transaction that holds the lock across an await wait their turn, and the server goes on meanwhile`, async () => {
+      const s = await open();
+      await seed(s);
+      let release!: () => void;
+      const gate = new Promise<void>((resolve) => (release = resolve));
+      let entered!: () => void;
+      const inside = new Promise<void>((resolve) => (entered = resolve));
+      const started = performance.now();
+      const held = s.tx(async (tx) => {
+        await tx.exec(sql`UPDATE waitlists SET name = 'Held' WHERE id = 'w'`);
+        entered();
+        await gate;
+      });
+      await inside;
+      // the Store's exec, a rows that writes, and drizzle's builder, each while the transaction holds the lock
+      const outside = Promise.all([
+        s.exec(sql`UPDATE accounts SET ai_credits = ai_credits + 1 WHERE id = 'a'`),
+        s.rows<{ ai_credits: number }>(sql`UPDATE accounts SET ai_credits = ai_credits + 1 WHERE id = 'a' RETURNING ai_credits`),
+        s.insert(s.t.apiKeys).values({ id: "k1", accountId: "a", name: "outside", hash: "h1", createdAt: 0 }),
+      ]);
+      // on SQLite a write on the main thread's connection used to wait for the lock synchronously: no timer ran
+      const tick = performance.now();
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(performance.now() - tick).toBeLessThan(1_000);
+      release();
+      await held;
+      await outside;
+      // and none of them waited out the 5 s busy timeout
+      expect(performance.now() - started).toBeLessThan(4_000);
+      const [after] = await s.rows<{ credits: number; name: string; keys: number }>(
+        sql`SELECT (SELECT ai_credits FROM accounts WHERE id = 'a') AS credits, (SELECT name FROM waitlists WHERE id = 'w') AS name, (SELECT count(*) FROM api_keys) AS keys`,
+      );
+      expect({ ...after, credits: Number(after.credits), keys: Number(after.keys) }).toEqual({ credits: 2, name: "Held", keys: 1 });
+    });
   }
 });

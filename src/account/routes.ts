@@ -16,7 +16,7 @@ const AccountView = t.Object({
 
 export function accountRoutes(deps: { db: Db; api: ReturnType<typeof apiGuard> }) {
   const { db } = deps;
-  const owned = readCache<string, number>(db, { max: 10_000 });
+  const owned = readCache<string, number>(db, { max: 10_000, tables: ["waitlists"] });
   return new Elysia({ name: "account/routes", prefix: "/api/v1" })
     .use(deps.api)
     .get("/me", async ({ auth }) => ({ success: true, data: accountView(auth, await owned.get(auth.account.id, () => waitlistCount(db, auth.account.id))) }), {

@@ -3,7 +3,8 @@ import { chmodSync, existsSync, fstatSync, mkdirSync, openSync, readSync, rmdirS
 import { dirname, resolve } from "node:path";
 import { createClient, type Client, type InStatement } from "@libsql/client";
 import { SQL as DrizzleSQL, StringChunk, type SQL } from "drizzle-orm";
-import { createGroupWriter, type GroupWriter } from "./group-commit";
+import { createGroupWriter, routeWrites, type GroupWriter } from "./group-commit";
+import { ownCommits } from "./own-commits";
 import { drizzle } from "drizzle-orm/libsql";
 import type { Db } from "./db";
 import { sqliteDialect } from "./dialect";
@@ -138,14 +139,18 @@ export async function openDatabase(settings: DbSettings & { statementTimeoutMs?:
     throw explainOpenFailure(err, settings.url, path);
   }
   const db = drizzle(client, { schema }) as Db;
-  db.$writer = createGroupWriter(client);
+  const probe = path ? changeProbe(path) : null;
+  // the group commit knows its own commits by their stamps; only the WAL index's stamps count transactions
+  const commits = probe?.counts ? ownCommits() : null;
+  db.$writer = createGroupWriter(client, commits && probe ? { stamp: probe.stamp, commits } : undefined);
+  routeWrites(client, db.$writer);
   db.$path = path;
   db.$created = created;
   const opened = client;
-  const probe = path ? changeProbe(path) : null;
   return Object.assign(db, sqliteStore(db), {
     t: schema,
     changeStamp: probe?.stamp ?? (() => null),
+    ownCommits: commits,
     close: async () => {
       probe?.close();
       opened.close();
@@ -164,12 +169,12 @@ export async function openDatabase(settings: DbSettings & { statementTimeoutMs?:
  * are a consistent read; unequal ones (a commit under way) answer null: read afresh. Where that cannot be used,
  * PRAGMA data_version on a connection of its own (~10 us under load: it opens a read transaction, with file locks).
  */
-function changeProbe(path: string): { stamp: () => string | number | null; close: () => void } {
+function changeProbe(path: string): { stamp: () => string | number | null; close: () => void; counts?: true } {
   return walIndexStamp(`${path}-shm`) ?? dataVersionStamp(path);
 }
 
 /** The WAL index header's transaction counter, frame count and salt; null where the header can't be read as expected. */
-function walIndexStamp(shm: string): { stamp: () => string | null; close: () => void } | null {
+function walIndexStamp(shm: string): { stamp: () => string | null; close: () => void; counts: true } | null {
   const fd = walIndexFd(shm);
   if (fd === null) return null;
   const header = new Uint8Array(96);
@@ -194,6 +199,8 @@ function walIndexStamp(shm: string): { stamp: () => string | null; close: () => 
     },
     // the descriptor stays open (walIndexFd)
     close: () => {},
+    // its stamps start with the transaction counter (own-commits.ts)
+    counts: true,
   };
 }
 
@@ -305,6 +312,7 @@ function sqliteTx(raw: Db, db: Db): Db {
     write: sequentialWrite((q) => exec(q)),
     tx: <T>(fn: (tx: Db) => Promise<T>) => fn(raw),
     changeStamp: () => null,
+    ownCommits: null,
     close: db.close,
     $client: db.$client,
     $writer: db.$writer,

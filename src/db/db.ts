@@ -6,6 +6,7 @@ import type { Client } from "@libsql/client";
 import type { SQL } from "drizzle-orm";
 import type { LibSQLDatabase } from "drizzle-orm/libsql";
 import type { GroupWriter } from "./group-commit";
+import type { OwnCommits } from "./own-commits";
 import * as schema from "./schema";
 import type { Row, Store } from "./store";
 
@@ -31,6 +32,8 @@ export type Db = LibSQLDatabase<typeof schema> &
      * starts or ends. null when it can't tell (an in-memory database, an error): then nothing may be taken from a cache.
      */
     changeStamp(): ChangeStamp | Promise<ChangeStamp>;
+    /** Embedded file: the commits this process made, by their stamps (own-commits.ts); null elsewhere. */
+    ownCommits: OwnCommits | null;
     /** Embedded only: the libSQL client (backup, restore, doctor, compaction). */
     $client: Client;
     /** Embedded only: the group commit behind `write`. */

@@ -2,7 +2,9 @@
 // transaction (one commit, one fsync). If the group fails, its batches rerun one transaction each, so only the
 // failing one fails (failures are rare: a token collision, a bug); an error that dooms them all (a lost
 // connection) rejects the whole group instead. The engine supplies "run these batches in one transaction".
-import type { Client, InStatement, ResultSet } from "@libsql/client";
+import type { Client, InArgs, InStatement, ResultSet, TransactionMode } from "@libsql/client";
+import type { ChangeStamp } from "./db";
+import { transactionCount, writtenBy, type OwnCommits } from "./own-commits";
 
 interface Item<B, R> {
   batch: B;
@@ -97,14 +99,17 @@ function createMutex() {
  * SQLite's group commit: one group at a time (a second write transaction opened from this thread would wait on the
  * first), its statements sent as one batch (one round trip on a libSQL server).
  */
-export function createGroupWriter(client: Client): GroupWriter {
+export function createGroupWriter(client: Client, observe?: { stamp: () => ChangeStamp; commits: OwnCommits }): GroupWriter {
   const locked = createMutex();
 
   async function runGroup(batches: InStatement[][]): Promise<ResultSet[][]> {
+    const before = observe?.stamp();
     const tx = await client.transaction("write");
     try {
-      const results = await tx.batch(batches.flat());
+      const statements = batches.flat();
+      const results = await tx.batch(statements);
       await tx.commit();
+      if (observe) noteCommit(observe, before, statements, results);
       let at = 0;
       return batches.map((statements) => results.slice(at, (at += statements.length)));
     } finally {
@@ -116,4 +121,43 @@ export function createGroupWriter(client: Client): GroupWriter {
     exclusive: (fn) => locked(fn),
     write: createGroupCommit((batches: InStatement[][]) => locked(() => runGroup(batches)), { concurrency: 1 }),
   };
+}
+
+const textOf = (s: InStatement) => (typeof s === "string" ? s : s.sql);
+
+/**
+ * Records a group's commit as this process's own (own-commits.ts) when the stamps show exactly one transaction
+ * between them, and the group changed a row, so that transaction was its own: a group that changed nothing commits
+ * nothing, and a single transaction in between would then be another process's.
+ */
+function noteCommit(observe: { stamp: () => ChangeStamp; commits: OwnCommits }, before: ChangeStamp | undefined, statements: InStatement[], results: ResultSet[]) {
+  const after = observe.stamp();
+  const from = transactionCount(before ?? null);
+  const to = transactionCount(after);
+  if (from === null || to !== from + 1) return;
+  const changed = statements.some((s, i) => writes(textOf(s)) && (results[i].rowsAffected > 0 || results[i].rows.length > 0));
+  if (changed) observe.commits.record(before as string, after as string, writtenBy(statements.map(textOf)));
+}
+
+/** A statement that writes: INSERT, UPDATE, DELETE or REPLACE, also behind a WITH. */
+const WRITE = /^\s*(?:INSERT|UPDATE|DELETE|REPLACE)\b|^\s*WITH\b[\s\S]*\b(?:INSERT|UPDATE|DELETE)\b/i;
+export const writes = (sql: string) => WRITE.test(sql);
+
+/**
+ * Sends every other write made through the client (drizzle's builder, the Store's `exec`, a `rows` that writes)
+ * through the group commit, where it waits its turn without blocking anything. Straight on the client, such a write
+ * waited for SQLite's lock synchronously: while an interactive transaction (`exclusive`) held the lock across an
+ * await, the event loop stood still until the busy timeout, and the write failed (SQLITE_BUSY), the transaction
+ * with it (15 s in the test that shows it). The group commit's own transactions don't go through `execute` or
+ * `batch`, and reads stay as they were.
+ */
+export function routeWrites(client: Client, writer: GroupWriter): void {
+  const execute = client.execute.bind(client) as (stmt: InStatement) => Promise<ResultSet>;
+  const batch = client.batch.bind(client);
+  client.execute = ((stmtOrSql: InStatement, args?: InArgs) => {
+    const stmt = typeof stmtOrSql === "string" ? { sql: stmtOrSql, args: args ?? [] } : stmtOrSql;
+    return writes(stmt.sql) ? writer.write([stmt]).then((r) => r[0]) : execute(stmt);
+  }) as Client["execute"];
+  client.batch = ((stmts: InStatement[], mode?: TransactionMode) =>
+    stmts.some((s) => writes(textOf(s))) ? writer.write(stmts) : batch(stmts, mode)) as Client["batch"];
 }

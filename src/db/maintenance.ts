@@ -28,7 +28,8 @@ export function databaseFileSizes(config: { databaseUrl: string }): DatabaseFile
 /** Folds the WAL into the database file and empties it, so the file alone is complete. Returns false if a reader kept it busy. */
 export async function checkpoint(db: Db): Promise<boolean> {
   if (db.d.name !== "sqlite" || !db.$path) return true;
-  const r = await db.$client.execute("PRAGMA wal_checkpoint(TRUNCATE)");
+  // under the writer's lock: it waits for writers, and would wait for an interactive transaction synchronously
+  const r = await db.$writer.exclusive(() => db.$client.execute("PRAGMA wal_checkpoint(TRUNCATE)"));
   return Number(r.rows[0]?.[0] ?? 0) === 0;
 }
 
@@ -40,7 +41,7 @@ export async function compactDatabase(db: Db): Promise<{ freedPages: number }> {
   if (db.d.name !== "sqlite" || !db.$path) return { freedPages: 0 };
   const before = Number((await db.$client.execute("PRAGMA freelist_count")).rows[0]?.[0] ?? 0);
   // executeMultiple steps the pragma to the end; execute() steps it once (one page) and leaves it holding the lock
-  await db.$client.executeMultiple("PRAGMA incremental_vacuum;");
+  await db.$writer.exclusive(() => db.$client.executeMultiple("PRAGMA incremental_vacuum;"));
   await checkpoint(db);
   const after = Number((await db.$client.execute("PRAGMA freelist_count")).rows[0]?.[0] ?? 0);
   return { freedPages: before - after };

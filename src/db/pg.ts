@@ -77,6 +77,7 @@ export async function openPgDb(settings: PgSettings): Promise<Db> {
   return Object.assign(db, pgStore(client), {
     t: tables,
     close: () => client.end({ timeout: 5 }),
+    ownCommits: null,
     changeStamp: async () => {
       try {
         return String((await client`SELECT pg_current_snapshot()::text AS s`)[0].s);
@@ -117,6 +118,7 @@ function pgTx(raw: object, conn: Sql): Db {
     write: sequentialWrite(run),
     tx: <T>(fn: (inner: Db) => Promise<T>) => fn(tx),
     changeStamp: () => null,
+    ownCommits: null,
   }) as unknown as Db;
   return tx;
 }

@@ -1,7 +1,9 @@
 // Caches of reads (issue 19): an entry is served only while nothing has been committed to the database since it was
 // read (`Db.changeStamp`, which sees the commits of every instance), so a change made anywhere is seen by the next
-// request everywhere. Under a steady stream of writes they simply miss; on PostgreSQL checking the stamp is one
-// round trip in place of the read's own queries.
+// request everywhere. A cache that names its tables also holds across this process's own commits that wrote none
+// of them (own-commits.ts; the embedded file only): the key lookups stay cached while sign-ups pour in. Otherwise,
+// under a steady stream of writes they simply miss; on PostgreSQL checking the stamp is one round trip in place of
+// the read's own queries.
 import type { ChangeStamp, Db } from "./db";
 
 export interface ReadCache<K, V> {
@@ -11,10 +13,17 @@ export interface ReadCache<K, V> {
 
 /**
  * `max` entries at most (the oldest read goes first); `keep` decides which loaded values are kept (default all), e.g.
- * not a "not found". `maxAgeMs` bounds what depends on the clock rather than on the data (default 1 s).
+ * not a "not found". `maxAgeMs` bounds what depends on the clock rather than on the data (default 1 s). `tables`:
+ * every table the value is read from (own-commits.ts); an entry then also holds across this process's own commits
+ * that wrote none of them.
  */
-export function readCache<K, V>(db: Pick<Db, "changeStamp">, opts: { max: number; maxAgeMs?: number; keep?: (value: V) => boolean }): ReadCache<K, V> {
+export function readCache<K, V>(
+  db: Pick<Db, "changeStamp" | "ownCommits">,
+  opts: { max: number; maxAgeMs?: number; keep?: (value: V) => boolean; tables?: string[] },
+): ReadCache<K, V> {
   const maxAge = opts.maxAgeMs ?? 1_000;
+  const tables = opts.tables && db.ownCommits ? new Set(opts.tables) : null;
+  const holds = (from: ChangeStamp, to: ChangeStamp) => tables !== null && db.ownCommits!.cleanSince(from, to, tables);
   const entries = new Map<K, { stamp: ChangeStamp; at: number; value: V }>();
   return {
     async get(key, load) {
@@ -23,7 +32,14 @@ export function readCache<K, V>(db: Pick<Db, "changeStamp">, opts: { max: number
       const stamp = pending instanceof Promise ? await pending : pending;
       const hit = entries.get(key);
       const at = performance.now();
-      if (hit && stamp !== null && hit.stamp === stamp && at - hit.at < maxAge) return hit.value;
+      if (hit && stamp !== null && at - hit.at < maxAge) {
+        if (hit.stamp === stamp) return hit.value;
+        if (holds(hit.stamp, stamp)) {
+          // good from here on too: the next check walks from this stamp
+          hit.stamp = stamp;
+          return hit.value;
+        }
+      }
       const value = await load();
       entries.delete(key);
       if (stamp === null || (opts.keep && !opts.keep(value))) return value;

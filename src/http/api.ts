@@ -9,7 +9,7 @@ import { isGrowthOrHigher, planOf, UNAUTHENTICATED_LIMIT, type Bucket } from "..
 import { AppError, forbidden, unauthorized, type ErrorShape } from "./errors";
 import { countAndDecide, rateHeaders, uncounted, type RateDecision } from "./rate-limit";
 import { clientIp } from "./client-ip";
-import { parseCappedBody, readBody } from "./body-limit";
+import { parseCappedBody, readBodyText } from "./body-limit";
 import { readCache } from "../db/read-cache";
 import { waitlistRows } from "../waitlists/rows";
 
@@ -141,7 +141,12 @@ export function apiGuard(deps: { db: Db; config: Config }) {
 
   // issue 19: a key's row is read again only after something was committed (a revoke, a plan change, anywhere);
   // unknown keys are not kept, so a made-up key costs a lookup (and, with rate limits on, its IP's counter)
-  const lookups = readCache<string, LookupRow | undefined>(db, { max: 10_000, keep: (row) => row !== undefined });
+  const lookups = readCache<string, LookupRow | undefined>(db, {
+    max: 10_000,
+    keep: (row) => row !== undefined,
+    // a sign-up, a view or a rate counter writes none of them (its triggers move the waitlist's counters, not its version)
+    tables: ["api_keys", "accounts", "waitlists"],
+  });
   function lookup(hash: string, waitlistKey: string | undefined): Promise<LookupRow | undefined> {
     return lookups.get(waitlistKey === undefined ? hash : `${hash}\0${waitlistKey}`, async () => {
       const [row] = await (waitlistKey === undefined ? byKey.execute({ hash }) : byKeyAndWaitlist.execute({ hash, waitlistKey }));
@@ -192,7 +197,7 @@ export function apiGuard(deps: { db: Db; config: Config }) {
       if (!path.startsWith("/api/")) return parseCappedBody(request);
       let text: string;
       try {
-        text = new TextDecoder().decode(await readBody(request));
+        text = await readBodyText(request);
       } catch (err) {
         if (err instanceof AppError && (err.status === 408 || err.status === 413)) return new BodyProblem(err.message, err.status);
         throw err;

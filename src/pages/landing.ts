@@ -56,7 +56,7 @@ export function createPageServer(deps: { db: Db; config: Config; log: Logger }) 
   const { db, config } = deps;
   const cache = new Map<string, Entry>();
   // issue 19: which page an address shows, and its version, read again only once something was committed
-  const heads = readCache<string, Head | undefined>(db, { max: MAX_CACHED });
+  const heads = readCache<string, Head | undefined>(db, { max: MAX_CACHED, tables: ["waitlists", "landing_pages"] });
   const headOf = (where: "slug" | "domain", value: string) =>
     heads.get(`${where}\0${value}`, async () => {
       const match = where === "slug" ? sql`w.slug = ${value}` : sql`w.custom_domain = ${value}`;
@@ -102,7 +102,7 @@ export function createPageServer(deps: { db: Db; config: Config; log: Logger }) 
   }
 
   // issue 19: read again only once something was committed (anywhere)
-  const plainPages = readCache<string, { waitlistId: string; page: RenderedPage } | null>(db, { max: MAX_CACHED });
+  const plainPages = readCache<string, { waitlistId: string; page: RenderedPage } | null>(db, { max: MAX_CACHED, tables: ["waitlists"] });
 
   /** Issue 16: no published page yet (or any more): a plain sign-up form, so a referral link never leads nowhere. */
   async function plainPage(where: "slug" | "domain", value: string, visitor: Visitor): Promise<Response> {

@@ -132,7 +132,7 @@ export async function startServer(opts: { env?: Record<string, string>; args?: s
     async account(plan = "business", extra = []) {
       const username = `user${++counter}_${Math.random().toString(36).slice(2, 8)}`;
       const r = await server.cli("account", "create", "--username", username, "--plan", plan, "--json", ...extra);
-      if (r.code !== 0) throw new Error(`account create failed: ${r.stderr}`);
+      if (r.code !== 0) throw new Error(`account create failed: ${r.code} ${r.stdout} ${r.stderr}`);
       return { id: r.json.account.id, username, key: r.json.api_key };
     },
     async request(method, path, o = {}) {

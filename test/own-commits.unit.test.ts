@@ -1,0 +1,67 @@
+// own-commits.ts: what a group of statements writes (with what SQLite's triggers write for it), and when a cached
+// read still holds across this process's own commits.
+import { describe, expect, test } from "bun:test";
+import { ownCommits, transactionCount, writtenBy } from "../src/db/own-commits";
+
+describe("writtenBy", () => {
+  test("names the tables a statement writes, also behind WITH; a read writes nothing", () => {
+    expect(writtenBy(["SELECT * FROM api_keys WHERE hash = ?"])).toEqual(new Set());
+    expect(writtenBy(["UPDATE api_keys SET revoked_at = ? WHERE id = ?"])).toEqual(new Set(["api_keys"]));
+    expect(writtenBy(["INSERT INTO landing_pages (id) VALUES (?)", "insert or replace into meta (key) values (?)"])).toEqual(new Set(["landing_pages", "meta"]));
+    expect(writtenBy(["WITH picked AS (SELECT id FROM outbox) UPDATE outbox SET locked_until = ? WHERE id IN (SELECT id FROM picked)"])).toEqual(new Set(["outbox"]));
+  });
+
+  test("a subscriber's row moves what its triggers keep: the rank counters, daily counts and the waitlist's counters, not the waitlist", () => {
+    const written = writtenBy(["INSERT INTO subscribers (id, seq) VALUES (?, (SELECT last_seq + 1 FROM waitlists WHERE id = ?)) ON CONFLICT (waitlist_id, email) DO NOTHING"]);
+    expect(written).toEqual(new Set(["subscribers", "rank_counts", "daily_stats", "waitlists#counts"]));
+  });
+
+  test("a view counted changes only the waitlist's counters; any other change to a waitlist is the waitlist's", () => {
+    expect(writtenBy(["UPDATE waitlists SET views_count = views_count + 1 WHERE id = ? AND changes() = 1"])).toEqual(new Set(["waitlists#counts"]));
+    expect(writtenBy(["UPDATE waitlists SET name = ?, updated_at = ? WHERE id = ?"])).toEqual(new Set(["waitlists"]));
+    expect(writtenBy(["UPDATE waitlists SET views_count = 0, name = ? WHERE id = ?"])).toEqual(new Set(["waitlists"]));
+  });
+
+  test("deleting an account or a waitlist cascades: everything", () => {
+    expect(writtenBy(["DELETE FROM waitlists WHERE id = ?"])).toBe("all");
+    expect(writtenBy(["UPDATE meta SET value = ? WHERE key = ?", "DELETE FROM accounts WHERE id = ?"])).toBe("all");
+  });
+});
+
+describe("cleanSince", () => {
+  const tables = new Set(["api_keys", "accounts", "waitlists"]);
+
+  test("holds across a run of own commits that wrote none of the tables, and not past one that wrote one", () => {
+    const commits = ownCommits();
+    commits.record("1:10:7", "2:14:7", new Set(["subscribers", "waitlists#counts"]));
+    commits.record("2:14:7", "3:20:7", new Set(["outbox"]));
+    expect(commits.cleanSince("1:10:7", "3:20:7", tables)).toBe(true);
+    expect(commits.cleanSince("3:20:7", "3:20:7", tables)).toBe(true);
+    commits.record("3:20:7", "4:22:7", new Set(["api_keys"]));
+    expect(commits.cleanSince("1:10:7", "4:22:7", tables)).toBe(false);
+    expect(commits.cleanSince("3:20:7", "4:22:7", new Set(["landing_pages"]))).toBe(true);
+  });
+
+  test("a commit it does not know (another process's) breaks the run", () => {
+    const commits = ownCommits();
+    commits.record("1:10:7", "2:14:7", new Set(["subscribers"]));
+    // 2 -> 3 was somebody else's
+    commits.record("3:18:7", "4:20:7", new Set(["subscribers"]));
+    expect(commits.cleanSince("1:10:7", "4:20:7", tables)).toBe(false);
+    expect(commits.cleanSince("3:18:7", "4:20:7", tables)).toBe(true);
+  });
+
+  test("everything written, or a stamp that is not a WAL index's, never holds", () => {
+    const commits = ownCommits();
+    commits.record("1:10:7", "2:14:7", "all");
+    expect(commits.cleanSince("1:10:7", "2:14:7", new Set(["meta"]))).toBe(false);
+    expect(commits.cleanSince(null, "2:14:7", tables)).toBe(false);
+    expect(commits.cleanSince(3, 4, tables)).toBe(false);
+  });
+
+  test("the transaction counter is the stamp's first field", () => {
+    expect(transactionCount("41:1200:99")).toBe(41);
+    expect(transactionCount("xmin:xmax:")).toBeNull();
+    expect(transactionCount(null)).toBeNull();
+  });
+});
