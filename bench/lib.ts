@@ -1,6 +1,8 @@
 // Shared bench plumbing: start the server on a database, time requests, format rows.
-import { readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { seed } from "./seed";
 
 const ROOT = join(import.meta.dir, "..");
 
@@ -111,3 +113,31 @@ export async function ceiling(duration: number): Promise<LoadResult> {
     c.stop();
   }
 }
+
+/**
+ * A standalone bench (`bun bench/X.ts [N]`): the ceiling first, then the server on a fresh file seeded with N
+ * subscribers (the binary with BENCH_BIN; under `--cpu-prof` with BENCH_PROFILE=1, profiles in bench/profiles/),
+ * given to `run`; the server stopped and the folder removed afterwards, on failure too.
+ */
+export async function standalone(name: string, run: (ctx: { n: number; duration: number; base: LoadResult; server: Awaited<ReturnType<typeof startServer>> }) => Promise<void>) {
+  const n = Number(process.argv[2] ?? 10_000);
+  const duration = Number(process.env.BENCH_DURATION ?? 5);
+  const base = await ceiling(duration);
+  const dir = mkdtempSync(join(tmpdir(), `bench-${name}-`));
+  try {
+    const dbUrl = `file:${join(dir, "bench.db")}`;
+    await seed(dbUrl, n);
+    const profile = process.env.BENCH_PROFILE ? ["--cpu-prof", `--cpu-prof-dir=${join(import.meta.dir, "profiles")}`] : [];
+    const server = await startServer(dbUrl, {}, process.env.BENCH_BIN, profile);
+    try {
+      await run({ n, duration, base, server });
+    } finally {
+      await server.stop();
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** The ceiling's row of a table. */
+export const ceilingRow = (base: LoadResult) => ["ceiling: bare Bun.serve {} @64 conns", `${fmt(base.rps, 0)} req/s`, fmt(base.p50, 1), fmt(base.p99, 1), "1.00"];

@@ -1,9 +1,6 @@
 // Issue 19: the launch-day reads at 64 connections, each beside the same run's bare Bun.serve ceiling. Used by
 // bench/run.ts per list size; `bun bench/reads.ts [N]` alone seeds N (default 10,000) and prints just these rows
 // (for profiling: `BENCH_PROFILE=1` runs the server under `bun --cpu-prof`, one profile per route in bench/profiles/).
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { BENCH_KEY, seed, WAITLIST_KEY } from "./seed";
 import { fmt, load, startServer, table, type LoadResult } from "./lib";
 
@@ -55,25 +52,12 @@ export async function measureReads(url: string, n: number, duration: number, tol
 }
 
 if (import.meta.main) {
-  const { ceiling } = await import("./lib");
-  const n = Number(process.argv[2] ?? 10_000);
-  const duration = Number(process.env.BENCH_DURATION ?? 5);
-  const base = await ceiling(duration);
-  const dir = mkdtempSync(join(tmpdir(), "bench-reads-"));
-  try {
-    const dbUrl = `file:${join(dir, "bench.db")}`;
-    await seed(dbUrl, n);
-    const server = await startServer(dbUrl, {}, undefined, process.env.BENCH_PROFILE ? ["--cpu-prof", `--cpu-prof-dir=${join(import.meta.dir, "profiles")}`] : []);
-    try {
-      await publishPage(server.url);
-      const reads = await measureReads(server.url, n, duration);
-      const rows = [["ceiling: bare Bun.serve {} @64 conns", `${fmt(base.rps, 0)} req/s`, fmt(base.p50, 1), fmt(base.p99, 1), "1.00"]];
-      for (const r of reads) rows.push([`${r.name}, ${n.toLocaleString("en")}`, `${fmt(r.result.rps, 0)} req/s`, fmt(r.result.p50, 1), fmt(r.result.p99, 1), fmt(r.result.rps / base.rps, 3)]);
-      console.log(table(["measure", "value", "p50 ms", "p99 ms", "x ceiling"], rows));
-    } finally {
-      await server.stop();
-    }
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+  const { ceilingRow, standalone } = await import("./lib");
+  await standalone("reads", async ({ n, duration, base, server }) => {
+    await publishPage(server.url);
+    const reads = await measureReads(server.url, n, duration);
+    const rows = [ceilingRow(base)];
+    for (const r of reads) rows.push([`${r.name}, ${n.toLocaleString("en")}`, `${fmt(r.result.rps, 0)} req/s`, fmt(r.result.p50, 1), fmt(r.result.p99, 1), fmt(r.result.rps / base.rps, 3)]);
+    console.log(table(["measure", "value", "p50 ms", "p99 ms", "x ceiling"], rows));
+  });
 }

@@ -1,6 +1,11 @@
-// own-commits.ts: what a group of statements writes (with what SQLite's triggers write for it), and when a cached
-// read still holds across this process's own commits.
+// own-commits.ts: what a group of statements writes (with what SQLite's triggers write for it), when a cached
+// read still holds across this process's own commits, and which of its commits the group commit records as its own.
 import { describe, expect, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createClient } from "@libsql/client";
+import { createGroupWriter } from "../src/db/group-commit";
 import { ownCommits, transactionCount, writtenBy } from "../src/db/own-commits";
 
 describe("writtenBy", () => {
@@ -63,5 +68,41 @@ describe("cleanSince", () => {
     expect(transactionCount("41:1200:99")).toBe(41);
     expect(transactionCount("xmin:xmax:")).toBeNull();
     expect(transactionCount(null)).toBeNull();
+  });
+});
+
+describe("the group commit notes its own commits", () => {
+  /** One write through a group writer on a fresh file whose stamps are scripted (read before and after the group). */
+  async function writeWithStamps(before: string, after: string, sql: string) {
+    const dir = mkdtempSync(join(tmpdir(), "waitlist-own-"));
+    const client = createClient({ url: `file:${join(dir, "t.db")}` });
+    try {
+      await client.execute("CREATE TABLE api_keys (id TEXT PRIMARY KEY, revoked_at INTEGER)");
+      await client.execute("INSERT INTO api_keys (id) VALUES ('k1')");
+      const stamps = [before, after];
+      const commits = ownCommits();
+      await createGroupWriter(client, { stamp: () => stamps.shift() ?? null, commits }).write([{ sql, args: [] }]);
+      return commits;
+    } finally {
+      client.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+  const accounts = new Set(["accounts"]);
+
+  test("a group that changed a row, with exactly one transaction between its stamps, is recorded with what it wrote", async () => {
+    const commits = await writeWithStamps("4:10:7", "5:12:7", "UPDATE api_keys SET revoked_at = 1 WHERE id = 'k1'");
+    expect(commits.cleanSince("4:10:7", "5:12:7", accounts)).toBe(true);
+    expect(commits.cleanSince("4:10:7", "5:12:7", new Set(["api_keys"]))).toBe(false);
+  });
+
+  test("a group that changed nothing is not: the one transaction between its stamps was somebody else's", async () => {
+    const commits = await writeWithStamps("4:10:7", "5:12:7", "UPDATE api_keys SET revoked_at = 1 WHERE id = 'nobody'");
+    expect(commits.cleanSince("4:10:7", "5:12:7", accounts)).toBe(false);
+  });
+
+  test("two transactions between its stamps (another process committed too) are not recorded", async () => {
+    const commits = await writeWithStamps("4:10:7", "6:14:7", "UPDATE api_keys SET revoked_at = 2 WHERE id = 'k1'");
+    expect(commits.cleanSince("4:10:7", "6:14:7", accounts)).toBe(false);
   });
 });

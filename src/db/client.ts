@@ -141,8 +141,8 @@ export async function openDatabase(settings: DbSettings & { statementTimeoutMs?:
   const db = drizzle(client, { schema }) as Db;
   const probe = path ? changeProbe(path) : null;
   // the group commit knows its own commits by their stamps; only the WAL index's stamps count transactions
-  const commits = probe?.counts ? ownCommits() : null;
-  db.$writer = createGroupWriter(client, commits && probe ? { stamp: probe.stamp, commits } : undefined);
+  const observe = probe?.counts ? { stamp: probe.stamp, commits: ownCommits() } : undefined;
+  db.$writer = createGroupWriter(client, observe);
   routeWrites(client, db.$writer);
   db.$path = path;
   db.$created = created;
@@ -150,7 +150,7 @@ export async function openDatabase(settings: DbSettings & { statementTimeoutMs?:
   return Object.assign(db, sqliteStore(db), {
     t: schema,
     changeStamp: probe?.stamp ?? (() => null),
-    ownCommits: commits,
+    ownCommits: observe?.commits ?? null,
     close: async () => {
       probe?.close();
       opened.close();

@@ -34,9 +34,8 @@ const lateBody = () => new AppError("request_timeout", `The request body did not
 
 /** Whole (Content-Length), the body is read in one call: the HTTP framing bounds it, and the length is checked first. */
 async function readDeclared<T>(request: Request, read: () => Promise<T>): Promise<T | undefined> {
-  const declared = request.headers.get("content-length");
-  if (declared === null) return undefined;
-  if (Number(declared) > MAX_BODY_BYTES) throw tooLarge();
+  if (!request.headers.has("content-length")) return undefined;
+  checkDeclaredLength(request);
   const body = await Promise.race([read(), deadline()]);
   if (body === "late") throw lateBody();
   return body;
