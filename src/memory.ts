@@ -1,17 +1,19 @@
 // A resident-memory budget for the server. JavaScriptCore sizes its heap by the machine's RAM and,
-// under sustained load, lets garbage pile up to ~80 MB before collecting it; on a small VPS that is
-// memory the database's page cache could use. Once a second, past the budget, a full collection is started,
-// and the pages freed by the one before go back to the system: without that, reads at ~60k req/s peaked at
-// 151-157 MB (issue 19 asks for under 150). The collection runs concurrently (`Bun.gc(false)` returns in
-// under a millisecond); a synchronous one stopped the server for 20-35 ms each second under a full sign-up
-// load, which was most of its p99 (56-59 ms against 34-37, docs/decisions.md).
+// under sustained load, lets garbage pile up (the heap grew ~8 MB a second under sign-ups, 24 to 62 MB in
+// five seconds) before collecting it; on a small VPS that is memory the database's page cache could use.
+// Past the budget, a full collection runs (synchronously: the only kind that is full and hands the freed
+// pages back; Bun.gc(false) only asks for one, and the heap went on growing), at most once every three
+// seconds: it stops the server for 25-35 ms under a full load, so a pause a second was most of a sign-up's p99.
+// Bun.shrink() is not used: it also throws away every function's compiled code, which then compiles again;
+// once a second under load that cost up to half the throughput of the reads (docs/decisions.md).
 const CHECK_MS = 1_000;
+const MIN_GAP_MS = 3_000;
 
 export function keepMemoryNear(budgetBytes: number): void {
+  let last = -Infinity;
   setInterval(() => {
-    if (process.memoryUsage.rss() <= budgetBytes) return;
-    Bun.gc(false);
-    // and hand the freed pages back to the system (JavaScriptCore keeps them for reuse otherwise)
-    Bun.shrink();
+    if (performance.now() - last < MIN_GAP_MS || process.memoryUsage.rss() <= budgetBytes) return;
+    Bun.gc(true);
+    last = performance.now();
   }, CHECK_MS).unref();
 }
