@@ -2,7 +2,7 @@
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { seed } from "./seed";
+import { BENCH_KEY, seed, WAITLIST_KEY } from "./seed";
 
 const ROOT = join(import.meta.dir, "..");
 
@@ -75,7 +75,7 @@ export async function rssMb(pid: number): Promise<number> {
 }
 
 /** CPU seconds a process has used so far: its main thread's, and all its threads' (Linux /proc). */
-export function cpuTimes(pid: number): { main: number; all: number } {
+function cpuTimes(pid: number): { main: number; all: number } {
   const ticks = (stat: string) => {
     const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
     return (Number(f[11]) + Number(f[12])) / 100;
@@ -103,6 +103,33 @@ export async function warmLoad(opts: Parameters<typeof load>[0]) {
   await load({ ...opts, duration: 1 });
   return load(opts);
 }
+
+/**
+ * A load measured like `warmLoad`, with the server's memory sampled every 100 ms after the warm-up (the highest
+ * sample) and the CPU seconds it used meanwhile (cpuTimes: main thread, all threads).
+ */
+export async function sampledLoad(pid: number, opts: Parameters<typeof load>[0]): Promise<{ result: LoadResult; rss: number; cpu: { main: number; all: number } }> {
+  await load({ ...opts, duration: 1 });
+  let rss = 0;
+  const sampler = setInterval(() => void rssMb(pid).then((mb) => (rss = Math.max(rss, mb)), () => {}), 100);
+  const before = cpuTimes(pid);
+  try {
+    const result = await load(opts);
+    const after = cpuTimes(pid);
+    return { result, rss, cpu: { main: after.main - before.main, all: after.all - before.all } };
+  } finally {
+    clearInterval(sampler);
+  }
+}
+
+/** The bench waitlist's sign-up load (a new email each request). */
+export const signUpLoad = (url: string, duration: number) => ({
+  url: `${url}/api/v1/waitlist/${WAITLIST_KEY}/sign-up`,
+  method: "POST",
+  headers: { "x-api-key": BENCH_KEY, "content-type": "application/json" },
+  emailBody: true,
+  duration,
+});
 
 /** The bare route measured like every other load (warm-up, then `duration` seconds at 64 connections). */
 export async function ceiling(duration: number): Promise<LoadResult> {

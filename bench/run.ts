@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { createClient } from "@libsql/client";
 import { BENCH_KEY, seed, WAITLIST_KEY } from "./seed";
 import { startPg } from "./pg";
-import { ceilingServer, fmt, load, rssMb, startServer, table, timeCalls, warmLoad } from "./lib";
+import { ceilingServer, fmt, load, rssMb, sampledLoad, signUpLoad, startServer, table, timeCalls, warmLoad } from "./lib";
 import { soak } from "./soak";
 import { measureReads, publishPage, readRoutes, type ReadResult } from "./reads";
 import { compaction } from "./compaction";
@@ -207,23 +207,12 @@ const bin = join(ROOT, "dist", "waitlist");
   await seed(dbUrl.replace("bin.db", "bin-load.db"), 10_000);
   const server = await startServer(dbUrl.replace("bin.db", "bin-load.db"), {}, bin);
   const idle = await rssMb(server.pid);
-  /** A load (after its warm-up) with the server's memory sampled every 100 ms: the highest sample. */
-  const sampled = async (opts: Parameters<typeof load>[0]) => {
-    await load({ ...opts, duration: 1 });
-    let rss = 0;
-    const sampler = setInterval(() => void rssMb(server.pid).then((mb) => (rss = Math.max(rss, mb)), () => {}), 100);
-    try {
-      return { result: await load(opts), rss };
-    } finally {
-      clearInterval(sampler);
-    }
-  };
-  const { result: binLoad, rss: signUpRss } = await sampled({ url: `${server.url}/api/v1/waitlist/${WAITLIST_KEY}/sign-up`, method: "POST", headers: { "x-api-key": BENCH_KEY, "content-type": "application/json" }, emailBody: true, duration: DURATION });
+  const { result: binLoad, rss: signUpRss } = await sampledLoad(server.pid, signUpLoad(server.url, DURATION));
   // issue 19: and under the reads (every route of the table in turn)
   await publishPage(server.url);
   let readRss = 0;
   for (const route of readRoutes(10_000).filter((r) => !r.deep)) {
-    readRss = Math.max(readRss, (await sampled({ url: `${server.url}${route.path}`, headers: { "x-api-key": BENCH_KEY }, duration: DURATION })).rss);
+    readRss = Math.max(readRss, (await sampledLoad(server.pid, { url: `${server.url}${route.path}`, headers: { "x-api-key": BENCH_KEY }, duration: DURATION })).rss);
   }
   row("binary RSS idle / under sign-up load / under read loads (highest)", `${fmt(idle, 0)} MB / ${fmt(signUpRss, 0)} MB / ${fmt(readRss, 0)} MB`, "-", "-", "-");
   row("binary sign-up @64 conns, 10,000 subscribers", `${fmt(binLoad.rps, 0)} req/s`, fmt(binLoad.p50, 1), fmt(binLoad.p99, 1), fmt(binLoad.rps / base.rps, 3));
