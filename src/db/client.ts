@@ -13,7 +13,7 @@ import { sqliteStore } from "./sqlite-store";
 import { migrations } from "./migrations.gen";
 import { sequentialWrite } from "./db";
 import * as schema from "./schema";
-import { cacheStatements } from "./statement-cache";
+import { cacheStatements, onEveryConnection } from "./statement-cache";
 import Database from "libsql";
 
 export type { Db } from "./db";
@@ -115,26 +115,28 @@ export async function openDatabase(settings: DbSettings & { statementTimeoutMs?:
   const isFile = settings.url.startsWith("file:");
   const created = path ? missingPaths(path) : [];
   let client: Client | undefined;
+  let forget: (() => unknown) | undefined;
   try {
     if (isFile) {
       cacheStatements();
       // the data folder holds every subscriber's email: the service's user alone reads it
       if (path) mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
     }
+    // per connection, each one the driver's pool opens: synchronous FULL (the default): an acknowledged write survives
+    // power loss; NORMAL (DATABASE_SYNC=normal) survives a crash of the process but not of the machine
+    if (path) forget = onEveryConnection(path, `PRAGMA foreign_keys = ON; PRAGMA synchronous = ${settings.sync === "normal" ? "NORMAL" : "FULL"};`);
     client = createClient({ url: settings.url, timeout: BUSY_TIMEOUT_MS });
     if (isFile) {
-      // WAL lets the CLI and several instances share one file; busy_timeout (set per connection by the
-      // driver's `timeout`) waits out writers instead of failing; synchronous FULL (the default): an acknowledged
-      // write survives power loss; NORMAL (DATABASE_SYNC=normal) survives a crash of the process but not of the machine.
+      // WAL (kept in the file) lets the CLI and several instances share one file; busy_timeout (set per connection
+      // by the driver's `timeout`) waits out writers instead of failing
       await client.execute("PRAGMA journal_mode = WAL");
       // a new database file is the service user's alone; SQLite gives its WAL and index the same mode
       if (path && created.includes(path)) chmodSync(path, 0o600);
-      await client.execute("PRAGMA foreign_keys = ON");
-      await client.execute(settings.sync === "normal" ? "PRAGMA synchronous = NORMAL" : "PRAGMA synchronous = FULL");
     }
     await applyMigrations(client, isFile);
   } catch (err) {
     client?.close();
+    forget?.();
     removePaths(created);
     throw explainOpenFailure(err, settings.url, path);
   }
@@ -154,6 +156,7 @@ export async function openDatabase(settings: DbSettings & { statementTimeoutMs?:
     close: async () => {
       probe?.close();
       opened.close();
+      forget?.();
     },
     // IMMEDIATE: the write lock is taken at the start, so what the transaction reads stays true until it commits
     tx: <T>(fn: (tx: Db) => Promise<T>) =>

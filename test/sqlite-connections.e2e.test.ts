@@ -1,0 +1,46 @@
+// SQLite keeps `synchronous` and `foreign_keys` per connection, and the driver's pool opens connections as it needs
+// them: every connection to the file gets the configured ones (DATABASE_SYNC), not only the first.
+import { afterAll, expect, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { openDatabase } from "../src/db/client";
+
+const dirs: string[] = [];
+afterAll(() => {
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+
+async function open(sync: "full" | "normal") {
+  const dir = mkdtempSync(join(tmpdir(), "waitlist-conn-"));
+  dirs.push(dir);
+  return openDatabase({ url: `file:${join(dir, "t.db")}`, sync });
+}
+
+const pragma = async (db: Awaited<ReturnType<typeof open>>, name: string) => Number((await db.$client.execute(`PRAGMA ${name}`)).rows[0][0]);
+
+for (const [sync, level] of [["normal", 1], ["full", 2]] as const) {
+  test(`DATABASE_SYNC=${sync}: a connection the pool opens while a transaction holds another runs synchronous=${level} with foreign keys on`, async () => {
+    const db = await open(sync);
+    try {
+      expect(await pragma(db, "synchronous")).toBe(level);
+      // the interactive transaction holds one connection; the reads inside it borrow another, opened now
+      const inside = await db.tx(async () => [await pragma(db, "synchronous"), await pragma(db, "foreign_keys")]);
+      expect(inside).toEqual([level, 1]);
+    } finally {
+      await db.close();
+    }
+  });
+}
+
+test("two databases of one process keep their own settings", async () => {
+  const normal = await open("normal");
+  const full = await open("full");
+  try {
+    const [a, b] = await Promise.all([normal.tx(() => pragma(normal, "synchronous")), full.tx(() => pragma(full, "synchronous"))]);
+    expect([a, b]).toEqual([1, 2]);
+  } finally {
+    await normal.close();
+    await full.close();
+  }
+});
