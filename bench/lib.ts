@@ -6,11 +6,15 @@ import { BENCH_KEY, seed, WAITLIST_KEY } from "./seed";
 
 const ROOT = join(import.meta.dir, "..");
 
-/** The real server (src/main.ts) on `dbUrl`, rate limits off; resolves once it listens. */
+/**
+ * The real server (src/main.ts) on `dbUrl`, rate limits off; resolves once it listens. SERVER_ENV (a JSON object)
+ * adds variables for the server alone, e.g. `SERVER_ENV='{"BUN_JSC_forceRAMSize":"268435456"}'` to try a JavaScriptCore
+ * option on the server and not on the load generator (docs/decisions.md, the heap's growth).
+ */
 export async function startServer(dbUrl: string, env: Record<string, string> = {}, bin?: string, bunArgs: string[] = []) {
   const proc = Bun.spawn([...(bin ? [bin] : [process.execPath, ...bunArgs, join(ROOT, "src", "main.ts")]), "serve", "--port", "0", "--host", "127.0.0.1", "--db", dbUrl], {
     cwd: ROOT,
-    env: { ...process.env, RATE_LIMITS: "off", LOG_LEVEL: "info", ...env },
+    env: { ...process.env, RATE_LIMITS: "off", LOG_LEVEL: "info", ...JSON.parse(process.env.SERVER_ENV ?? "{}"), ...env },
     stdout: "pipe",
     stderr: "inherit",
   });

@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Db } from "../src/db/client";
 import { isDatabaseUnavailable } from "../src/db/errors";
-import { createGroupCommit, MAX_GROUP } from "../src/db/group-commit";
+import { createGroupCommit, createGroupWriter, MAX_GROUP } from "../src/db/group-commit";
 import { scratchDatabase } from "./support/db";
 import { engine } from "./support/server";
 
@@ -88,5 +88,16 @@ describe("the queue", () => {
     const outcomes = await Promise.allSettled([write(1), write(2), write(3)]);
     expect(outcomes.map((o) => (o.status === "rejected" ? o.reason : null))).toEqual([lost, lost, lost]);
     expect(groups).toEqual([[1, 2, 3]]);
+  });
+});
+
+describe("the group writer tells when each write has ended", () => {
+  test.skipIf(engine === "pg")("after a group, an exclusive transaction and a failed group, each time before its caller goes on", async () => {
+    const events: string[] = [];
+    const writer = createGroupWriter(db.$client, undefined, () => events.push("written"));
+    await writer.write([insert("told-1", 1)]).then(() => events.push("caller"));
+    await writer.exclusive(async () => void events.push("transaction")).then(() => events.push("caller"));
+    await writer.write([insert("told-1", 2)]).catch(() => events.push("caller saw the failure"));
+    expect(events).toEqual(["written", "caller", "transaction", "written", "caller", "written", "caller saw the failure"]);
   });
 });

@@ -3,7 +3,10 @@
 // first, so that its answer is cached there, then the change goes through instance A.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { engine, startServer, type TestServer } from "./support/server";
-import { readFileSync, statSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import Database from "libsql";
 import { databasePath, openDatabase } from "../src/db/client";
 
 let a: TestServer;
@@ -232,6 +235,35 @@ describe("the change stamp", () => {
     );
     expect(holders.has(a.proc.pid)).toBe(true);
     expect(holders.has(b.proc.pid)).toBe(true);
+  });
+});
+
+describe("the change stamp, read once per event-loop turn", () => {
+  test.skipIf(engine !== "sqlite")("another connection's commit is seen from the next turn on; this instance's own write as it ends, before its caller goes on", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "stamp-"));
+    const url = `file:${join(dir, "stamp.db")}`;
+    const db = await openDatabase({ url });
+    const other = new Database(databasePath(url)!);
+    try {
+      const put = (value: string) => ({ sql: "INSERT OR REPLACE INTO meta (key, value) VALUES ('stamp-test', ?)", args: [value] });
+      await db.$writer.write([put("0")]);
+      const first = db.changeStamp();
+      expect(first).not.toBeNull();
+      // a commit by another connection (another instance) in the middle of this turn: the turn keeps its stamp
+      other.prepare(put("1").sql).run(put("1").args);
+      expect(db.changeStamp()).toBe(first);
+      await new Promise((resolve) => setImmediate(resolve));
+      const next = db.changeStamp();
+      expect(next).not.toBe(first);
+      // this instance's own write: the stamp read right after it (no turn in between) is the new one
+      const afterOwn = await db.$writer.write([put("2")]).then(() => db.changeStamp());
+      expect(afterOwn).not.toBe(next);
+      expect(afterOwn).not.toBeNull();
+    } finally {
+      other.close();
+      await db.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 

@@ -6,7 +6,7 @@ import { SQL as DrizzleSQL, StringChunk, type SQL } from "drizzle-orm";
 import { createGroupWriter, routeWrites, type GroupWriter } from "./group-commit";
 import { ownCommits } from "./own-commits";
 import { drizzle } from "drizzle-orm/libsql";
-import type { Db } from "./db";
+import type { ChangeStamp, Db } from "./db";
 import { sqliteDialect } from "./dialect";
 import { isPgUrl, openPgDb } from "./pg";
 import { sqliteStore } from "./sqlite-store";
@@ -142,16 +142,17 @@ export async function openDatabase(settings: DbSettings & { statementTimeoutMs?:
   }
   const db = drizzle(client, { schema }) as Db;
   const probe = path ? changeProbe(path) : null;
+  const turn = probe ? oncePerTurn(probe.stamp) : null;
   // the group commit knows its own commits by their stamps; only the WAL index's stamps count transactions
   const observe = probe?.counts ? { stamp: probe.stamp, commits: ownCommits() } : undefined;
-  db.$writer = createGroupWriter(client, observe);
+  db.$writer = createGroupWriter(client, observe, turn?.forget);
   routeWrites(client, db.$writer);
   db.$path = path;
   db.$created = created;
   const opened = client;
   return Object.assign(db, sqliteStore(db), {
     t: schema,
-    changeStamp: probe?.stamp ?? (() => null),
+    changeStamp: turn?.read ?? (() => null),
     ownCommits: observe?.commits ?? null,
     close: async () => {
       probe?.close();
@@ -172,6 +173,28 @@ export async function openDatabase(settings: DbSettings & { statementTimeoutMs?:
  * are a consistent read; unequal ones (a commit under way) answer null: read afresh. Where that cannot be used,
  * PRAGMA data_version on a connection of its own (~10 us under load: it opens a read transaction, with file locks).
  */
+/**
+ * The stamp read at most once per event-loop turn (a pread each was 7% of a published page's time): what another
+ * instance commits is seen from the next turn on, that is by any request that reached this one after the commit; this
+ * process's own writes forget it as each ends (`createGroupWriter`'s `written`), so a request reads its own writes.
+ * No answer (a commit under way) is not kept.
+ */
+function oncePerTurn(stamp: () => ChangeStamp): { read: () => ChangeStamp; forget: () => void } {
+  let kept: ChangeStamp = null;
+  const forget = () => {
+    kept = null;
+  };
+  return {
+    read: () => {
+      if (kept !== null) return kept;
+      kept = stamp();
+      if (kept !== null) setImmediate(forget);
+      return kept;
+    },
+    forget,
+  };
+}
+
 function changeProbe(path: string): { stamp: () => string | number | null; close: () => void; counts?: true } {
   return walIndexStamp(`${path}-shm`) ?? dataVersionStamp(path);
 }

@@ -97,10 +97,19 @@ function createMutex() {
 
 /**
  * SQLite's group commit: one group at a time (a second write transaction opened from this thread would wait on the
- * first), its statements sent as one batch (one round trip on a libSQL server).
+ * first), its statements sent as one batch (one round trip on a libSQL server). `written` is told when each write
+ * (a group, or an exclusive transaction) has ended, before its callers go on.
  */
-export function createGroupWriter(client: Client, observe?: { stamp: () => ChangeStamp; commits: OwnCommits }): GroupWriter {
-  const locked = createMutex();
+export function createGroupWriter(client: Client, observe?: { stamp: () => ChangeStamp; commits: OwnCommits }, written?: () => void): GroupWriter {
+  const mutex = createMutex();
+  const locked = <T>(fn: () => Promise<T>) =>
+    mutex(async () => {
+      try {
+        return await fn();
+      } finally {
+        written?.();
+      }
+    });
 
   async function runGroup(batches: InStatement[][]): Promise<ResultSet[][]> {
     const before = observe?.stamp();
