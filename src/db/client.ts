@@ -166,14 +166,6 @@ export async function openDatabase(settings: DbSettings & { statementTimeoutMs?:
 }
 
 /**
- * What changes with every commit to the database file, by any connection of any process (issue 19), read before
- * each cached read: the WAL index header at the start of the `-shm` file (~100 bytes, one pread; SQLite's
- * documented wal-index format, sqlite.org/walformat.html): two copies of a 48-byte header (version 3007000;
- * `iChange` at byte 8 counts transactions, `mxFrame` at 16, a salt at 32), written copy 2 first, so equal copies
- * are a consistent read; unequal ones (a commit under way) answer null: read afresh. Where that cannot be used,
- * PRAGMA data_version on a connection of its own (~10 us under load: it opens a read transaction, with file locks).
- */
-/**
  * The stamp read at most once per event-loop turn (a pread each was 7% of a published page's time): what another
  * instance commits is seen from the next turn on, that is by any request that reached this one after the commit; this
  * process's own writes forget it as each ends (`createGroupWriter`'s `written`), so a request reads its own writes.
@@ -195,6 +187,14 @@ function oncePerTurn(stamp: () => ChangeStamp): { read: () => ChangeStamp; forge
   };
 }
 
+/**
+ * What changes with every commit to the database file, by any connection of any process (issue 19), read before
+ * each cached read: the WAL index header at the start of the `-shm` file (~100 bytes, one pread; SQLite's
+ * documented wal-index format, sqlite.org/walformat.html): two copies of a 48-byte header (version 3007000;
+ * `iChange` at byte 8 counts transactions, `mxFrame` at 16, a salt at 32), written copy 2 first, so equal copies
+ * are a consistent read; unequal ones (a commit under way) answer null: read afresh. Where that cannot be used,
+ * PRAGMA data_version on a connection of its own (~10 us under load: it opens a read transaction, with file locks).
+ */
 function changeProbe(path: string): { stamp: () => string | number | null; close: () => void; counts?: true } {
   return walIndexStamp(`${path}-shm`) ?? dataVersionStamp(path);
 }
