@@ -364,13 +364,17 @@ describe("a CLI that explains itself", () => {
     const dir = mkdtempSync(join(tmpdir(), "waitlist-cli-"));
     try {
       const dbUrl = `file:${join(dir, "data", "nested", "w.db")}`;
-      const runs = await Promise.all([
-        runCli(["account", "set-plan", "--username", "ghost", "--plan", "pro", "--db", dbUrl, "--json"]),
-        runCli(["key", "revoke", "--id", "key_nope", "--db", dbUrl]),
-        runCli(["waitlist-key", "--waitlist", "nope", "--db", dbUrl, "--json"]),
-      ]);
-      for (const r of runs) expect(r.code, r.stdout + r.stderr).toBe(2);
-      expect(readdirSync(dir)).toEqual([]);
+      // one after another: commands run at the same moment on a new path each list the folders missing when they
+      // start, so one that started after another had made them leaves them to it (CI saw "data" stay once)
+      for (const args of [
+        ["account", "set-plan", "--username", "ghost", "--plan", "pro", "--db", dbUrl, "--json"],
+        ["key", "revoke", "--id", "key_nope", "--db", dbUrl],
+        ["waitlist-key", "--waitlist", "nope", "--db", dbUrl, "--json"],
+      ]) {
+        const r = await runCli(args);
+        expect(r.code, r.stdout + r.stderr).toBe(2);
+        expect(readdirSync(dir)).toEqual([]);
+      }
       // a usage error never gets as far as the database
       expect((await runCli(["account", "create", "--username", "x", "--plan", "gold", "--db", dbUrl])).code).toBe(2);
       expect(readdirSync(dir)).toEqual([]);
