@@ -6,14 +6,10 @@
 // seconds: it stops the server for 25-35 ms under a full load, so a pause a second was most of a sign-up's p99.
 // Bun.shrink() is not used: it also throws away every function's compiled code, which then compiles again;
 // once a second under load that cost up to half the throughput of the reads (docs/decisions.md).
-const CHECK_MS = 1_000;
-const MIN_GAP_MS = 3_000;
+const CHECK_MS = 3_000;
 
 export function keepMemoryNear(budgetBytes: number): void {
-  let last = -Infinity;
   setInterval(() => {
-    if (performance.now() - last < MIN_GAP_MS || process.memoryUsage.rss() <= budgetBytes) return;
-    Bun.gc(true);
-    last = performance.now();
+    if (process.memoryUsage.rss() > budgetBytes) Bun.gc(true);
   }, CHECK_MS).unref();
 }

@@ -7,6 +7,7 @@ import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "libsql";
+import { sql } from "drizzle-orm";
 import { databasePath, openDatabase } from "../src/db/client";
 
 let a: TestServer;
@@ -244,22 +245,30 @@ describe("the change stamp, read once per event-loop turn", () => {
     const url = `file:${join(dir, "stamp.db")}`;
     const db = await openDatabase({ url });
     const other = new Database(databasePath(url)!);
+    // the turn's end is held back (setImmediate queues without running) so that only an own write can refresh it;
+    // an interactive transaction schedules nothing of its own
+    const held: (() => void)[] = [];
+    const realSetImmediate = globalThis.setImmediate;
     try {
-      const put = (value: string) => ({ sql: "INSERT OR REPLACE INTO meta (key, value) VALUES ('stamp-test', ?)", args: [value] });
-      await db.$writer.write([put("0")]);
+      globalThis.setImmediate = ((fn: () => void) => void held.push(fn)) as unknown as typeof setImmediate;
       const first = db.changeStamp();
       expect(first).not.toBeNull();
-      // a commit by another connection (another instance) in the middle of this turn: the turn keeps its stamp
-      other.prepare(put("1").sql).run(put("1").args);
-      expect(db.changeStamp()).toBe(first);
-      await new Promise((resolve) => setImmediate(resolve));
-      const next = db.changeStamp();
-      expect(next).not.toBe(first);
-      // this instance's own write: the stamp read right after it (no turn in between) is the new one
-      const afterOwn = await db.$writer.write([put("2")]).then(() => db.changeStamp());
-      expect(afterOwn).not.toBe(next);
+      // this instance's own write: the stamp read right after it is the new one, though the turn was not let end
+      await db.tx((tx) => tx.run(sql`INSERT OR REPLACE INTO meta (key, value) VALUES ('stamp-test', ${"own"})`));
+      const afterOwn = db.changeStamp();
       expect(afterOwn).not.toBeNull();
+      expect(afterOwn).not.toBe(first);
+      // a commit by another connection (another instance) in the middle of the turn: the turn keeps its stamp
+      other.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES ('stamp-test', ?)").run(["other"]);
+      expect(db.changeStamp()).toBe(afterOwn);
+      // and the next turn sees it
+      globalThis.setImmediate = realSetImmediate;
+      for (const fn of held.splice(0)) fn();
+      const next = db.changeStamp();
+      expect(next).not.toBeNull();
+      expect(next).not.toBe(afterOwn);
     } finally {
+      globalThis.setImmediate = realSetImmediate;
       other.close();
       await db.close();
       rmSync(dir, { recursive: true, force: true });
