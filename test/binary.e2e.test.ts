@@ -51,7 +51,11 @@ test("the binary runs from a folder with no node_modules: serve, the admin comma
 
   const swagger = await fetch(`${s.url}/swagger`);
   expect(swagger.status).toBe(200);
-  expect((await fetch(`${s.url}/swagger/assets/swagger-ui-bundle.js`)).status).toBe(200);
+  // Swagger UI's files are served from the binary's embedded copies
+  for (const [file, type, text] of [["swagger-ui-bundle.js", "text/javascript", "SwaggerUIBundle"], ["swagger-ui.css", "text/css", ".swagger-ui"]]) {
+    const asset = await fetch(`${s.url}/swagger/assets/${file}`);
+    expect([asset.status, asset.headers.get("content-type"), (await asset.text()).includes(text)]).toEqual([200, `${type}; charset=utf-8`, true]);
+  }
   expect((await (await fetch(`${s.url}/swagger/json`)).json() as any).info.version).toBe("1.0.0");
   // the dashboard and its modules are inside the binary too
   expect((await fetch(`${s.url}/dashboard`)).status).toBe(200);

@@ -55,7 +55,7 @@ describe("bursts", () => {
 });
 
 describe("slow clients", () => {
-  test("a connection that stops mid-headers is closed, and a body that stops mid-way is answered 408 in the JSON shape", async () => {
+  test("a connection that stops mid-headers is closed, and a body that stops mid-way is answered 408 in the JSON shape, chunked or not", async () => {
     const { key } = await s.account("business");
     const w = (await s.request("POST", "/api/v1/waitlists", { key, body: { name: `Slow ${uniq()}` } })).body.data.waitlist;
     const port = Number(new URL(s.url).port);
@@ -74,17 +74,20 @@ describe("slow clients", () => {
       return socket.then((sock) => (sock.write(first), state));
     };
     const started = Date.now();
-    const [headers, body] = await Promise.all([
+    const signUp = `POST /api/v1/waitlist/${w.key}/sign-up HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Api-Key: ${key}\r\nContent-Type: application/json\r\n`;
+    const [headers, body, chunked] = await Promise.all([
       open(`GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: `),
-      open(
-        `POST /api/v1/waitlist/${w.key}/sign-up HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Api-Key: ${key}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"email":`,
-      ),
+      open(`${signUp}Content-Length: 100\r\n\r\n{"email":`),
+      open(`${signUp}Transfer-Encoding: chunked\r\n\r\n9\r\n{"email":\r\n`),
     ]);
-    await until(() => headers.closed && body.received.includes("\r\n\r\n{"), 20_000, "slow connections cut off");
+    const answered = (c: { received: string }) => c.received.includes("\r\n\r\n{");
+    await until(() => headers.closed && answered(body) && answered(chunked), 20_000, "slow connections cut off");
     expect(Date.now() - started).toBeLessThan(20_000);
     expect(headers.received).toBe("");
-    expect(body.received).toStartWith("HTTP/1.1 408");
-    expect(JSON.parse(body.received.slice(body.received.indexOf("\r\n\r\n") + 4))).toEqual({ statusCode: 408, error: "Request Timeout", message: expect.stringContaining("8 s") });
+    for (const c of [body, chunked]) {
+      expect(c.received).toStartWith("HTTP/1.1 408");
+      expect(JSON.parse(c.received.slice(c.received.indexOf("\r\n\r\n") + 4))).toEqual({ statusCode: 408, error: "Request Timeout", message: expect.stringContaining("8 s") });
+    }
     // nothing was signed up
     expect((await s.request("GET", `/api/v1/waitlist/${w.key}/stats`, { key })).body.data.subscribers_total).toBe(0);
   }, 30_000);

@@ -1,11 +1,11 @@
-// Swagger UI's files are imported as text and served from the binary.
+// Swagger UI's files are imported as files (their path; embedded in the binary) and served from there.
 declare module "swagger-ui-dist/swagger-ui-bundle.js" {
-  const text: string;
-  export default text;
+  const path: string;
+  export default path;
 }
 declare module "swagger-ui-dist/swagger-ui.css" {
-  const text: string;
-  export default text;
+  const path: string;
+  export default path;
 }
 declare module "*.mmdb" {
   const path: string;

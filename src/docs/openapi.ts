@@ -1,15 +1,17 @@
 // OpenAPI 3.1 document at /swagger/json (docs/document.ts) and Swagger UI at /swagger, its assets served from the binary (no CDN).
 import { Elysia } from "elysia";
 import { buildDocument } from "./document";
-import bundle from "swagger-ui-dist/swagger-ui-bundle.js" with { type: "text" };
-import css from "swagger-ui-dist/swagger-ui.css" with { type: "text" };
+// files, not text: served from the binary's embedded copy as asked for, not held in the heap (1.9 MB of strings there,
+// which the heap's growth policy multiplies under load; issue 19)
+import bundlePath from "swagger-ui-dist/swagger-ui-bundle.js" with { type: "file" };
+import cssPath from "swagger-ui-dist/swagger-ui.css" with { type: "file" };
 
 const START = `window.ui = SwaggerUIBundle({ dom_id: "#swagger-ui", url: "/swagger/json", persistAuthorization: true });\n`;
 
-const ASSETS: Record<string, { body: string; type: string }> = {
-  "start.js": { body: START, type: "text/javascript; charset=utf-8" },
-  "swagger-ui-bundle.js": { body: bundle as unknown as string, type: "text/javascript; charset=utf-8" },
-  "swagger-ui.css": { body: css as unknown as string, type: "text/css; charset=utf-8" },
+const ASSETS: Record<string, { body: () => string | Blob; type: string }> = {
+  "start.js": { body: () => START, type: "text/javascript; charset=utf-8" },
+  "swagger-ui-bundle.js": { body: () => Bun.file(bundlePath), type: "text/javascript; charset=utf-8" },
+  "swagger-ui.css": { body: () => Bun.file(cssPath), type: "text/css; charset=utf-8" },
 };
 
 /** Swagger UI's page: its bundle and a start-up script, all from this server, under a CSP (no inline script). */
@@ -51,7 +53,7 @@ export function apiDocs(config: { baseUrl: string }) {
           set.status = 404;
           return { statusCode: 404, error: "Not Found", message: `No asset ${params.file}` };
         }
-        return new Response(asset.body, { headers: { "content-type": asset.type, "cache-control": "public, max-age=86400" } });
+        return new Response(asset.body(), { headers: { "content-type": asset.type, "cache-control": "public, max-age=86400" } });
       },
       { detail: { hide: true } },
     )

@@ -18,59 +18,95 @@ export function checkDeclaredLength(request: Request): void {
   if (Number(request.headers.get("content-length") ?? 0) > MAX_BODY_BYTES) throw tooLarge();
 }
 
-/**
- * When a body must have arrived: between BODY_DEADLINE_MS and a quarter second more. Requests of the same quarter
- * second share one timer (a timer per request was a visible part of a sign-up's time).
- */
-let shared: { slot: number; late: Promise<"late"> } | null = null;
-function deadline(): Promise<"late"> {
-  const now = Date.now();
-  const slot = Math.ceil((now + BODY_DEADLINE_MS) / 250) * 250;
-  if (shared?.slot !== slot) shared = { slot, late: new Promise((resolve) => setTimeout(() => resolve("late"), slot - now).unref()) };
-  return shared.late;
-}
-
 const lateBody = () => new AppError("request_timeout", `The request body did not arrive within ${BODY_DEADLINE_MS / 1000} s`);
 
+/**
+ * Reads still waiting for their body, in the order they started, so in the order of their deadlines. One
+ * timer for all of them, checking four times a second while any waits: a timer per request was a visible part
+ * of a sign-up's time. A read leaves the set as it settles, so nothing of a finished request is kept (a shared
+ * deadline promise raced by every request kept each request's reaction, and its body, for the 8 s: tens of
+ * thousands under a sign-up load, issue 19).
+ */
+const waiting = new Set<{ until: number; late: () => void }>();
+let sweeper: Timer | null = null;
+
+function sweep() {
+  const now = Date.now();
+  for (const read of waiting) {
+    if (read.until > now) break;
+    waiting.delete(read);
+    read.late();
+  }
+  if (waiting.size === 0 && sweeper) {
+    clearInterval(sweeper);
+    sweeper = null;
+  }
+}
+
+/** `work`, or a 408 AppError once BODY_DEADLINE_MS (up to a quarter second more) has passed; `onLate` then runs too. */
+function withinDeadline<T>(work: Promise<T>, onLate?: () => void): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const read = {
+      until: Date.now() + BODY_DEADLINE_MS,
+      late: () => {
+        onLate?.();
+        reject(lateBody());
+      },
+    };
+    waiting.add(read);
+    sweeper ??= setInterval(sweep, 250).unref();
+    work.then(
+      (value) => (waiting.delete(read), resolve(value)),
+      (err) => (waiting.delete(read), reject(err)),
+    );
+  });
+}
+
+/** How many reads wait for their body (for tests: none once every request has been read). */
+export const readsWaiting = () => waiting.size;
+
 /** Whole (Content-Length), the body is read in one call: the HTTP framing bounds it, and the length is checked first. */
-async function readDeclared<T>(request: Request, read: () => Promise<T>): Promise<T | undefined> {
+function readDeclared<T>(request: Request, read: () => Promise<T>): Promise<T> | undefined {
   if (!request.headers.has("content-length")) return undefined;
   checkDeclaredLength(request);
-  const body = await Promise.race([read(), deadline()]);
-  if (body === "late") throw lateBody();
-  return body;
+  return withinDeadline(read());
+}
+
+/** A body without a declared length, chunk by chunk: past MAX_BODY_BYTES it stops reading and throws 413. */
+async function readChunks(reader: { read(): Promise<{ done: boolean; value?: Uint8Array }> }): Promise<Uint8Array> {
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done || !value) break;
+    size += value.byteLength;
+    if (size > MAX_BODY_BYTES) throw tooLarge();
+    chunks.push(value);
+  }
+  return chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size);
 }
 
 /** The body's bytes, at most MAX_BODY_BYTES of them: more is 413, slower than BODY_DEADLINE_MS is 408 (AppErrors). */
 export async function readBody(request: Request): Promise<Uint8Array> {
-  const whole = await readDeclared(request, () => request.arrayBuffer());
-  if (whole !== undefined) return new Uint8Array(whole);
+  const whole = readDeclared(request, () => request.arrayBuffer());
+  if (whole !== undefined) return new Uint8Array(await whole);
   if (!request.body) return new Uint8Array(0);
   const reader = request.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  const late = deadline();
+  const stop = () => void reader.cancel().catch(() => {});
   try {
-    for (;;) {
-      const next = await Promise.race([reader.read(), late]);
-      if (next === "late") throw lateBody();
-      if (next.done) break;
-      size += next.value.byteLength;
-      if (size > MAX_BODY_BYTES) throw tooLarge();
-      chunks.push(next.value);
-    }
+    return await withinDeadline(readChunks(reader), stop);
   } catch (err) {
-    void reader.cancel().catch(() => {});
+    stop();
     throw err;
   }
-  return chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size);
 }
 
 const decoder = new TextDecoder();
 
 /** The body as text (UTF-8), under the same cap and deadline. */
 export async function readBodyText(request: Request): Promise<string> {
-  return (await readDeclared(request, () => request.text())) ?? decoder.decode(await readBody(request));
+  const whole = readDeclared(request, () => request.text());
+  return whole !== undefined ? await whole : decoder.decode(await readBody(request));
 }
 
 const UNSAFE_KEYS = new Set(["__proto__", "constructor", "prototype"]);

@@ -1,5 +1,6 @@
 // Email normalization and the offline deliverability checks of DESIGN §4: syntax, disposable list, role addresses.
-import { blacklist } from "mailchecker";
+import { disposableDomains } from "./disposable-list" with { type: "macro" };
+import { bucketOf, BUCKETS } from "./disposable-hash";
 
 export const EMAIL_MAX = 254;
 
@@ -25,12 +26,27 @@ export function isValidEmailSyntax(email: string): boolean {
   return /^(?:[a-z]{2,63}|xn--[a-z0-9-]{2,59})$/.test(labels[labels.length - 1]);
 }
 
+/** mailchecker's list, laid out in buckets when the code is built (disposable-list.ts). */
+const DISPOSABLE = disposableDomains();
+let bucketStarts: Uint32Array | null = null;
+
+/** Whether `domain` itself is on the list: a search of its bucket only. */
+function listed(domain: string): boolean {
+  if (!bucketStarts) {
+    // where each bucket starts: after the "|" that ends the one before; the last ends where the string does
+    bucketStarts = new Uint32Array(BUCKETS + 1);
+    for (let b = 1, at = 0; b < BUCKETS; b++) bucketStarts[b] = at = DISPOSABLE.indexOf("|", at) + 1;
+    bucketStarts[BUCKETS] = DISPOSABLE.length + 1;
+  }
+  const b = bucketOf(domain);
+  return DISPOSABLE.slice(bucketStarts[b], bucketStarts[b + 1] - 1).includes(`\n${domain}\n`);
+}
+
 /** The domain or any parent domain is on the bundled disposable list (mailchecker). */
 export function isDisposable(email: string): boolean {
-  const list = blacklist();
   let domain = email.slice(email.lastIndexOf("@") + 1);
   for (;;) {
-    if (list.has(domain)) return true;
+    if (listed(domain)) return true;
     const dot = domain.indexOf(".");
     if (dot === -1) return false;
     domain = domain.slice(dot + 1);
