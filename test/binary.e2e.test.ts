@@ -48,6 +48,9 @@ test("the binary runs from a folder with no node_modules: serve, the admin comma
   const sub = (await s.request("GET", `/api/v1/waitlist/${w.key}/subscribers/geo%40example.com`, { key })).body.data.subscriber;
   expect(sub.country).toBe("GB");
   expect(sub.timezone).toBe("Europe/London");
+  // and so is the disposable-domain list (laid out at build time by a macro)
+  const disposable = await s.request("POST", `/api/v1/waitlist/${w.key}/sign-up`, { key, body: { email: "someone@mailinator.com" } });
+  expect([disposable.status, disposable.body.message]).toEqual([400, expect.stringContaining("disposable")]);
 
   const swagger = await fetch(`${s.url}/swagger`);
   expect(swagger.status).toBe(200);
