@@ -100,7 +100,7 @@ export async function serve(flags: Map<string, string>, env: Record<string, stri
   const jobs = startJobs({ db, dispatcher }, log, embedded ? JOBS : JOBS.filter((j) => j.name !== "compact-database"));
   keepMemoryNear(MEMORY_BUDGET);
   // once, before the first request: drops the code compiled for start-up (routes, schemas, migrations) and collects,
-  // so the live heap that JavaScriptCore's growth multiplies under load is smaller (issue 19: a 3-5 MB lower peak).
+  // so the live heap that JavaScriptCore's growth multiplies under load is smaller (issue 19: a 3-6 MB lower peak).
   // Not under load: there it throws away optimized code too, and the JIT backs off (docs/decisions.md)
   Bun.shrink();
   // rows that came due while no instance ran (a restart, a crash) go out now, not at the next tick

@@ -8,10 +8,11 @@ import cssPath from "swagger-ui-dist/swagger-ui.css" with { type: "file" };
 
 const START = `window.ui = SwaggerUIBundle({ dom_id: "#swagger-ui", url: "/swagger/json", persistAuthorization: true });\n`;
 
-const ASSETS: Record<string, { body: () => string | Blob; type: string }> = {
-  "start.js": { body: () => START, type: "text/javascript; charset=utf-8" },
-  "swagger-ui-bundle.js": { body: () => Bun.file(bundlePath), type: "text/javascript; charset=utf-8" },
-  "swagger-ui.css": { body: () => Bun.file(cssPath), type: "text/css; charset=utf-8" },
+// a Bun.file reads nothing until a response sends it
+const ASSETS: Record<string, { body: string | Blob; type: string }> = {
+  "start.js": { body: START, type: "text/javascript; charset=utf-8" },
+  "swagger-ui-bundle.js": { body: Bun.file(bundlePath), type: "text/javascript; charset=utf-8" },
+  "swagger-ui.css": { body: Bun.file(cssPath), type: "text/css; charset=utf-8" },
 };
 
 /** Swagger UI's page: its bundle and a start-up script, all from this server, under a CSP (no inline script). */
@@ -53,7 +54,7 @@ export function apiDocs(config: { baseUrl: string }) {
           set.status = 404;
           return { statusCode: 404, error: "Not Found", message: `No asset ${params.file}` };
         }
-        return new Response(asset.body(), { headers: { "content-type": asset.type, "cache-control": "public, max-age=86400" } });
+        return new Response(asset.body, { headers: { "content-type": asset.type, "cache-control": "public, max-age=86400" } });
       },
       { detail: { hide: true } },
     )

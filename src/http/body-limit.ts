@@ -43,16 +43,10 @@ function sweep() {
   }
 }
 
-/** `work`, or a 408 AppError once BODY_DEADLINE_MS (up to a quarter second more) has passed; `onLate` then runs too. */
-function withinDeadline<T>(work: Promise<T>, onLate?: () => void): Promise<T> {
+/** `work`, or a 408 AppError once BODY_DEADLINE_MS (up to a quarter second more) has passed. */
+function withinDeadline<T>(work: Promise<T>): Promise<T> {
   return new Promise<T>((resolve, reject) => {
-    const read = {
-      until: Date.now() + BODY_DEADLINE_MS,
-      late: () => {
-        onLate?.();
-        reject(lateBody());
-      },
-    };
+    const read = { until: Date.now() + BODY_DEADLINE_MS, late: () => reject(lateBody()) };
     waiting.add(read);
     sweeper ??= setInterval(sweep, 250).unref();
     work.then(
@@ -92,11 +86,11 @@ export async function readBody(request: Request): Promise<Uint8Array> {
   if (whole !== undefined) return new Uint8Array(await whole);
   if (!request.body) return new Uint8Array(0);
   const reader = request.body.getReader();
-  const stop = () => void reader.cancel().catch(() => {});
   try {
-    return await withinDeadline(readChunks(reader), stop);
+    return await withinDeadline(readChunks(reader));
   } catch (err) {
-    stop();
+    // too large or too late: nothing more is read
+    void reader.cancel().catch(() => {});
     throw err;
   }
 }

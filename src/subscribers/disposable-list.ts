@@ -8,5 +8,5 @@ import { bucketOf, BUCKETS } from "./disposable-hash";
 export function disposableDomains(): string {
   const buckets: string[][] = Array.from({ length: BUCKETS }, () => []);
   for (const domain of blacklist()) buckets[bucketOf(domain)].push(domain);
-  return buckets.map((b) => `\n${b.join("\n")}${b.length ? "\n" : ""}`).join("|");
+  return buckets.map((b) => `\n${b.map((domain) => `${domain}\n`).join("")}`).join("|");
 }
