@@ -14,6 +14,7 @@ import { migrations } from "./migrations.gen";
 import { sequentialWrite } from "./db";
 import * as schema from "./schema";
 import { cacheStatements, onEveryConnection } from "./statement-cache";
+import { filledOf } from "./template";
 import Database from "libsql";
 
 export type { Db } from "./db";
@@ -26,6 +27,8 @@ const UNUSUAL = Symbol("unusual chunk");
  * was ~8% of a sign-up); anything else (columns, tables, placeholders) goes through drizzle.
  */
 export const toStatement = (db: Db, query: SQL): InStatement => {
+  const filled = filledOf(query);
+  if (filled) return { sql: filled.text, args: filled.args as any[] };
   const parts: string[] = [];
   const args: any[] = [];
   const walk = (chunks: unknown[]) => {

@@ -55,16 +55,34 @@ const COUNTERS_ONLY = /^\s*UPDATE\s+waitlists\s+SET\s+((?:subscribers_count|view
 export function writtenBy(statements: string[]): Written {
   const written = new Set<string>();
   for (const text of statements) {
-    if (COUNTERS_ONLY.test(text)) {
-      written.add("waitlists#counts");
-      continue;
-    }
-    for (const m of text.matchAll(TARGET)) {
-      const table = m[1].toLowerCase();
-      if (table === "subscribers") written.add("subscribers").add("rank_counts").add("daily_stats").add("waitlists#counts");
-      else if ((table === "accounts" || table === "waitlists") && /^\s*DELETE\b/i.test(m[0])) return "all";
-      else written.add(table);
-    }
+    const one = writtenByOne(text);
+    if (one === "all") return "all";
+    for (const table of one) written.add(table);
+  }
+  return written;
+}
+
+/** Per statement text, once: a group repeats the same few texts (a turn's sign-ups are one INSERT each). */
+const known = new Map<string, Written>();
+const KNOWN_TEXTS = 1_024;
+
+function writtenByOne(text: string): Written {
+  let written = known.get(text);
+  if (written) return written;
+  written = tablesOf(text);
+  if (known.size >= KNOWN_TEXTS) known.clear();
+  known.set(text, written);
+  return written;
+}
+
+function tablesOf(text: string): Written {
+  if (COUNTERS_ONLY.test(text)) return new Set(["waitlists#counts"]);
+  const written = new Set<string>();
+  for (const m of text.matchAll(TARGET)) {
+    const table = m[1].toLowerCase();
+    if (table === "subscribers") written.add("subscribers").add("rank_counts").add("daily_stats").add("waitlists#counts");
+    else if ((table === "accounts" || table === "waitlists") && /^\s*DELETE\b/i.test(m[0])) return "all";
+    else written.add(table);
   }
   return written;
 }

@@ -13,6 +13,7 @@ import type { SignUpInput } from "./model";
 import { milestonesReached } from "./milestones";
 import { positionOf } from "./rank";
 import { thankYouUrl } from "./view";
+import { statementTemplate } from "../db/template";
 import { email, nothing, webhookEvent, type Dispatch, type Outgoing } from "../outbox/events";
 import { cappedConfirmation, resendConfirmation } from "./confirmation-caps";
 
@@ -164,23 +165,59 @@ type Base = {
   at: number;
 };
 
-/**
- * The referrer's code and id as the write finds them: NULL when it was deleted since the sign-up read it
- * (there is no referral then, only a sign-up).
- */
-const referrerColumn = (column: "referral_code" | "id", referrerId: string | null) =>
-  referrerId ? sql`(SELECT ${sql.raw(column)} FROM subscribers WHERE id = ${referrerId})` : sql`NULL`;
+/** The INSERT's values, by name (statementTemplate). */
+const INSERT_VALUES = [
+  "id", "waitlistId", "email", "name", "phone", "status", "deliverability", "points", "referralCode", "signUpToken", "confirmToken", "referrerId",
+  "metadata", "referringDomain", "ip", "fingerprint", "fraudChecks", "country", "city", "timezone", "joinedWith", "joinedAt", "confirmedAt",
+] as const;
 
-/** A pending subscriber (no seq, a confirmation token), or one confirmed at once with its seq and sign-up points. */
-function insertSubscriber(id: string, waitlistId: string, b: Base, seq: SQL, confirmToken: string | null, confirmedPoints: number | null) {
-  const status = confirmedPoints === null ? "pending" : "confirmed";
-  return sql`INSERT INTO subscribers (id, waitlist_id, email, name, phone, status, deliverability, points, seq, referral_code, sign_up_token,
+/**
+ * The INSERT of a pending subscriber (no seq) or of one confirmed at once (the next confirmation number), referred
+ * or not, its text put together once per kind. A referrer's code and id are read as the write finds them: NULL when
+ * it was deleted since the sign-up read it (there is no referral then, only a sign-up).
+ */
+const insertTemplate = (confirmed: boolean, referred: boolean) =>
+  statementTemplate(INSERT_VALUES, (v) => {
+    const seq = confirmed ? sql`(SELECT last_seq + 1 FROM waitlists WHERE id = ${v.waitlistId})` : sql`NULL`;
+    const referrer = (column: "referral_code" | "id") => (referred ? sql`(SELECT ${sql.raw(column)} FROM subscribers WHERE id = ${v.referrerId})` : sql`NULL`);
+    return sql`INSERT INTO subscribers (id, waitlist_id, email, name, phone, status, deliverability, points, seq, referral_code, sign_up_token,
       confirm_token, referred_by, referrer_id, metadata, referring_domain, ip_address, fingerprint, fraud_checks, country, city, timezone, joined_with,
       joined_at, confirmed_at, updated_at)
-    VALUES (${id}, ${waitlistId}, ${b.email}, ${b.name}, ${b.phone}, ${status}, ${b.deliverability}, ${confirmedPoints ?? 0}, ${seq}, ${clusteredCode(8)}, ${sortableToken(24)},
-      ${confirmToken}, ${referrerColumn("referral_code", b.referrerId)}, ${referrerColumn("id", b.referrerId)}, ${b.metadata}, ${b.referringDomain}, ${b.ip},
-      ${b.fingerprint}, ${b.fraudChecks}, ${b.country}, ${b.city}, ${b.timezone}, ${b.joinedWith}, ${b.at}, ${confirmedPoints === null ? null : b.at}, ${b.at})
+    VALUES (${v.id}, ${v.waitlistId}, ${v.email}, ${v.name}, ${v.phone}, ${v.status}, ${v.deliverability}, ${v.points}, ${seq}, ${v.referralCode}, ${v.signUpToken},
+      ${v.confirmToken}, ${referrer("referral_code")}, ${referrer("id")}, ${v.metadata}, ${v.referringDomain}, ${v.ip},
+      ${v.fingerprint}, ${v.fraudChecks}, ${v.country}, ${v.city}, ${v.timezone}, ${v.joinedWith}, ${v.joinedAt}, ${v.confirmedAt}, ${v.joinedAt})
     ON CONFLICT (waitlist_id, email) DO NOTHING ${RETURNING}`;
+  });
+const INSERTS = [insertTemplate(false, false), insertTemplate(false, true), insertTemplate(true, false), insertTemplate(true, true)];
+
+/** A pending subscriber (no seq, a confirmation token), or one confirmed at once with its seq and sign-up points. */
+function insertSubscriber(id: string, waitlistId: string, b: Base, confirmToken: string | null, confirmedPoints: number | null) {
+  const confirmed = confirmedPoints !== null;
+  return INSERTS[(confirmed ? 2 : 0) + (b.referrerId ? 1 : 0)]({
+    id,
+    waitlistId,
+    email: b.email,
+    name: b.name,
+    phone: b.phone,
+    status: confirmed ? "confirmed" : "pending",
+    deliverability: b.deliverability,
+    points: confirmedPoints ?? 0,
+    referralCode: clusteredCode(8),
+    signUpToken: sortableToken(24),
+    confirmToken,
+    referrerId: b.referrerId,
+    metadata: b.metadata,
+    referringDomain: b.referringDomain,
+    ip: b.ip,
+    fingerprint: b.fingerprint,
+    fraudChecks: b.fraudChecks,
+    country: b.country,
+    city: b.city,
+    timezone: b.timezone,
+    joinedWith: b.joinedWith,
+    joinedAt: b.at,
+    confirmedAt: confirmed ? b.at : null,
+  });
 }
 
 /**
@@ -204,7 +241,7 @@ async function insertPending(db: Db, waitlist: Waitlist, id: string, b: Base, ou
   cappedConfirmation(db.d, out, waitlist, b.email, b.at);
   // pending: nothing ranked changes; only a referrer's row needs holding (and the line's lock before it)
   const first = b.referrerId ? locks(db, b.referrerId, waitlist.id) : [];
-  const [answer] = await db.write([...first, insertSubscriber(id, waitlist.id, b, sql`NULL`, sortableToken(32), null), ...out.statements]).then((r) => r.slice(first.length));
+  const [answer] = await db.write([...first, insertSubscriber(id, waitlist.id, b, sortableToken(32), null), ...out.statements]).then((r) => r.slice(first.length));
   return answer as unknown as SignUpRow[];
 }
 
@@ -222,11 +259,10 @@ async function insertConfirmed(
   out: Outgoing,
 ) {
   const isNew = sql`EXISTS (SELECT 1 FROM subscribers WHERE id = ${id})`;
-  const nextSeq = sql`(SELECT last_seq + 1 FROM waitlists WHERE id = ${waitlist.id})`;
   const first = locks(db, b.referrerId, waitlist.id);
   const results = await db.write([
     ...first,
-    insertSubscriber(id, waitlist.id, b, nextSeq, null, signUpPoints(waitlist)),
+    insertSubscriber(id, waitlist.id, b, null, signUpPoints(waitlist)),
     ...confirmation(waitlist, id, b.at, isNew, referral, out, "subscriber.created"),
     ...(referral ? [newRow(id)] : []),
   ]);

@@ -1,0 +1,51 @@
+// A statement template (src/db/template.ts) says the same as the `sql` it stands for: the embedded engine's fast path
+// (its text and values as they are) and every engine's own rendering of its chunks give the statement written out
+// with drizzle's `sql` and the same values, and one template's calls do not share values.
+import { expect, test } from "bun:test";
+import { sql } from "drizzle-orm";
+import { PgDialect } from "drizzle-orm/pg-core";
+import { SQLiteSyncDialect } from "drizzle-orm/sqlite-core";
+import { toStatement, type Db } from "../src/db/client";
+import { filledOf, statementTemplate } from "../src/db/template";
+
+const sqlite = new SQLiteSyncDialect();
+const pg = new PgDialect();
+// toStatement reaches the drizzle dialect only for statements it cannot flatten itself
+const db = { dialect: sqlite } as unknown as Db;
+
+const insert = statementTemplate(["id", "email", "points", "referrer"] as const, (v) =>
+  sql`INSERT INTO t (id, email, points, ref) VALUES (${v.id}, ${v.email}, ${v.points}, (SELECT id FROM t WHERE id = ${v.referrer})) ON CONFLICT (email) DO NOTHING ${sql.raw("RETURNING id, (SELECT count(*) FROM t) AS n")} -- ${v.id}`,
+);
+const written = (values: { id: string; email: string; points: number; referrer: string | null }) =>
+  sql`INSERT INTO t (id, email, points, ref) VALUES (${values.id}, ${values.email}, ${values.points}, (SELECT id FROM t WHERE id = ${values.referrer})) ON CONFLICT (email) DO NOTHING ${sql.raw("RETURNING id, (SELECT count(*) FROM t) AS n")} -- ${values.id}`;
+
+const cases = [
+  { id: "a1", email: "a@x.io", points: 50, referrer: null },
+  { id: "b2", email: "it's \"quoted\" ?", points: 0, referrer: "a1" },
+];
+
+test("a filled template renders as the statement written with sql, on the embedded fast path and on each engine's renderer", () => {
+  for (const values of cases) {
+    const filled = insert(values);
+    const expected = written(values);
+    expect(filledOf(filled)).toBeDefined();
+    expect(toStatement(db, filled)).toEqual(toStatement(db, expected));
+    expect(toStatement(db, filled)).toEqual({ sql: sqlite.sqlToQuery(expected).sql, args: sqlite.sqlToQuery(expected).params });
+    expect(sqlite.sqlToQuery(filled)).toEqual(sqlite.sqlToQuery(expected));
+    expect(pg.sqlToQuery(filled)).toEqual(pg.sqlToQuery(expected));
+    expect(pg.sqlToQuery(filled).sql).toContain("$5");
+  }
+});
+
+test("each call keeps its own values", () => {
+  const [a, b] = cases.map((values) => insert(values));
+  expect(toStatement(db, a).args).toEqual(["a1", "a@x.io", 50, null, "a1"]);
+  expect(toStatement(db, b).args).toEqual(["b2", "it's \"quoted\" ?", 0, "a1", "b2"]);
+});
+
+test("a template that names a column or a value it was not given is refused when it is made", () => {
+  const t = { id: sql.identifier("id") };
+  expect(() => statementTemplate(["x"] as const, (v) => sql`SELECT ${t.id} FROM t WHERE x = ${v.x}`)).toThrow(/text, fragments and its named values/);
+  expect(() => statementTemplate(["x"] as const, () => sql`SELECT 1 FROM t WHERE x = ${sql.placeholder("y")}`)).toThrow(/named values/);
+  expect(() => statementTemplate(["x"] as const, () => sql`SELECT 1 FROM t WHERE x = ${"literal"}`)).toThrow(/named values/);
+});
