@@ -94,7 +94,7 @@ describe("the queue", () => {
 describe("the group writer tells when each write has ended", () => {
   test.skipIf(engine === "pg")("after a group, an exclusive transaction and a failed group, each time before its caller goes on", async () => {
     const events: string[] = [];
-    const writer = createGroupWriter(db.$client, undefined, () => events.push("written"));
+    const writer = createGroupWriter(db.$client, { written: () => events.push("written") });
     await writer.write([insert("told-1", 1)]).then(() => events.push("caller"));
     await writer.exclusive(async () => void events.push("transaction")).then(() => events.push("caller"));
     await writer.write([insert("told-1", 2)]).catch(() => events.push("caller saw the failure"));

@@ -81,7 +81,7 @@ describe("the group commit notes its own commits", () => {
       await client.execute("INSERT INTO api_keys (id) VALUES ('k1')");
       const stamps = [before, after];
       const commits = ownCommits();
-      await createGroupWriter(client, { stamp: () => stamps.shift() ?? null, commits }).write([{ sql, args: [] }]);
+      await createGroupWriter(client, { observe: { stamp: () => stamps.shift() ?? null, commits } }).write([{ sql, args: [] }]);
       return commits;
     } finally {
       client.close();

@@ -15,6 +15,7 @@ import { sequentialWrite } from "./db";
 import * as schema from "./schema";
 import { cacheStatements, onEveryConnection } from "./statement-cache";
 import { filledOf } from "./template";
+import { fileWriter } from "./file-writer";
 import Database from "libsql";
 
 export type { Db } from "./db";
@@ -148,7 +149,9 @@ export async function openDatabase(settings: DbSettings & { statementTimeoutMs?:
   const turn = probe ? oncePerTurn(probe.stamp) : null;
   // the group commit knows its own commits by their stamps; only the WAL index's stamps count transactions
   const observe = probe?.counts ? { stamp: probe.stamp, commits: ownCommits() } : undefined;
-  db.$writer = createGroupWriter(client, observe, turn?.forget);
+  // a file's group commits run on a connection of their own; an in-memory database has only the client's
+  const file = path ? fileWriter(path, BUSY_TIMEOUT_MS) : undefined;
+  db.$writer = createGroupWriter(client, { observe, written: turn?.forget, file });
   routeWrites(client, db.$writer);
   db.$path = path;
   db.$created = created;
@@ -158,6 +161,7 @@ export async function openDatabase(settings: DbSettings & { statementTimeoutMs?:
     changeStamp: turn?.read ?? (() => null),
     ownCommits: observe?.commits ?? null,
     close: async () => {
+      file?.close();
       probe?.close();
       opened.close();
       forget?.();

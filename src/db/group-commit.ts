@@ -4,6 +4,7 @@
 // connection) rejects the whole group instead. The engine supplies "run these batches in one transaction".
 import type { Client, InArgs, InStatement, ResultSet, TransactionMode } from "@libsql/client";
 import type { ChangeStamp } from "./db";
+import type { FileWriter } from "./file-writer";
 import { transactionCount, writtenBy, type OwnCommits } from "./own-commits";
 
 interface Item<B, R> {
@@ -97,10 +98,15 @@ function createMutex() {
 
 /**
  * SQLite's group commit: one group at a time (a second write transaction opened from this thread would wait on the
- * first), its statements sent as one batch (one round trip on a libSQL server). `written` is told when each write
- * (a group, or an exclusive transaction) has ended, before its callers go on.
+ * first), on the file's own writer connection (file-writer.ts), or else as one batch of the client's (one round trip
+ * on a libSQL server). `written` is told when each write (a group, or an exclusive transaction) has ended, before its
+ * callers go on.
  */
-export function createGroupWriter(client: Client, observe?: { stamp: () => ChangeStamp; commits: OwnCommits }, written?: () => void): GroupWriter {
+export function createGroupWriter(
+  client: Client,
+  options: { observe?: { stamp: () => ChangeStamp; commits: OwnCommits }; written?: () => void; file?: FileWriter } = {},
+): GroupWriter {
+  const { observe, written, file } = options;
   const mutex = createMutex();
   const locked = <T>(fn: () => Promise<T>) =>
     mutex(async () => {
@@ -111,19 +117,25 @@ export function createGroupWriter(client: Client, observe?: { stamp: () => Chang
       }
     });
 
-  async function runGroup(batches: InStatement[][]): Promise<ResultSet[][]> {
-    const before = observe?.stamp();
+  /** One transaction on a connection of the client's pool (an in-memory database, a libSQL server). */
+  async function onClient(statements: InStatement[]): Promise<ResultSet[]> {
     const tx = await client.transaction("write");
     try {
-      const statements = batches.flat();
       const results = await tx.batch(statements);
       await tx.commit();
-      if (observe) noteCommit(observe, before, statements, results);
-      let at = 0;
-      return batches.map((statements) => results.slice(at, (at += statements.length)));
+      return results;
     } finally {
       tx.close();
     }
+  }
+
+  async function runGroup(batches: InStatement[][]): Promise<ResultSet[][]> {
+    const before = observe?.stamp();
+    const statements = batches.flat();
+    const results = file ? file.transaction(statements) : await onClient(statements);
+    if (observe) noteCommit(observe, before, statements, results);
+    let at = 0;
+    return batches.map((statements) => results.slice(at, (at += statements.length)));
   }
 
   return {
