@@ -5,9 +5,11 @@
 // gives (values, rows, counts, errors), so the group commit's callers see no difference.
 import Database from "libsql";
 import { LibsqlError, type InArgs, type InStatement, type InValue, type ResultSet, type Row } from "@libsql/client";
+// the client's own result type (its toJSON included), from the package it is built on
+import { ResultSetImpl } from "@libsql/core/util";
 
 interface Prepared {
-  run: any;
+  stmt: any;
   /** Its column names, for a statement that returns rows; null for one that does not. */
   columns: string[] | null;
   columnTypes: string[];
@@ -35,24 +37,24 @@ export function fileWriter(path: string, timeout: number): FileWriter {
       stmt.raw(true);
       stmt.safeIntegers(true);
       const columns = stmt.columns() as { name: string; type: string | null }[];
-      p = { run: stmt, columns: columns.map((c) => c.name), columnTypes: columns.map((c) => c.type ?? "") };
-    } else p = { run: stmt, columns: null, columnTypes: [] };
+      p = { stmt, columns: columns.map((c) => c.name), columnTypes: columns.map((c) => c.type ?? "") };
+    } else p = { stmt, columns: null, columnTypes: [] };
     if (prepared.size >= KEPT) prepared.clear();
     prepared.set(text, p);
     return p;
   };
-  const plain = (text: string) => void prepare(text).run.run([]);
+  const plain = (text: string) => void prepare(text).stmt.run([]);
 
   const execute = (statement: InStatement): ResultSet => {
     const text = typeof statement === "string" ? statement : statement.sql;
     const args = typeof statement === "string" ? [] : argsToSql(statement.args);
     const p = prepare(text);
     if (p.columns) {
-      const rows = (p.run.all(args) as unknown[][]).map((values) => rowOf(values, p.columns!));
-      return resultSet(p.columns, p.columnTypes, rows, 0, undefined);
+      const rows = (p.stmt.all(args) as unknown[][]).map((values) => rowOf(values, p.columns!));
+      return new ResultSetImpl(p.columns, p.columnTypes, rows, 0, undefined);
     }
-    const info = p.run.run(args) as { changes: number; lastInsertRowid: number | bigint };
-    return resultSet([], [], [], info.changes, BigInt(info.lastInsertRowid));
+    const info = p.stmt.run(args) as { changes: number; lastInsertRowid: number | bigint };
+    return new ResultSetImpl([], [], [], info.changes, BigInt(info.lastInsertRowid));
   };
 
   return {
@@ -77,15 +79,6 @@ export function fileWriter(path: string, timeout: number): FileWriter {
     },
   };
 }
-
-const resultSet = (columns: string[], columnTypes: string[], rows: Row[], rowsAffected: number, lastInsertRowid: bigint | undefined): ResultSet => ({
-  columns,
-  columnTypes,
-  rows,
-  rowsAffected,
-  lastInsertRowid,
-  toJSON: () => ({ columns, columnTypes, rows: rows.map((row) => Array.from(row as ArrayLike<unknown>)), rowsAffected, lastInsertRowid: lastInsertRowid === undefined ? null : String(lastInsertRowid) }),
-});
 
 const MIN_SAFE = BigInt(Number.MIN_SAFE_INTEGER);
 const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);

@@ -1,0 +1,115 @@
+// The group commit's own connection (src/db/file-writer.ts) answers as @libsql/client does for the same statements:
+// values sent (booleans, dates, blobs, named values), rows read (by index and by name, integers as numbers, blobs),
+// counts, and errors (codes the dialect and the error handler read); a failing statement rolls its transaction back.
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { join } from "node:path";
+import { createClient, LibsqlError, type Client, type InStatement, type ResultSet } from "@libsql/client";
+import { fileWriter, type FileWriter } from "../src/db/file-writer";
+import { sqliteDialect } from "../src/db/dialect";
+import { removeDir, tempDir } from "./support/cleanup";
+
+const dir = tempDir("waitlist-file-writer-");
+// two files alike, one written through the client and one through the writer, so their row ids match too
+let client: Client;
+let writer: FileWriter;
+let writerFile: Client;
+const SCHEMA = "CREATE TABLE t (id TEXT PRIMARY KEY, n INTEGER, flag INTEGER, at INTEGER, data BLOB, note TEXT)";
+beforeAll(async () => {
+  client = createClient({ url: `file:${join(dir, "client.db")}`, timeout: 5_000 });
+  writerFile = createClient({ url: `file:${join(dir, "writer.db")}`, timeout: 5_000 });
+  for (const c of [client, writerFile]) {
+    await c.execute("PRAGMA journal_mode = WAL");
+    await c.execute(SCHEMA);
+  }
+  writer = fileWriter(join(dir, "writer.db"), 5_000);
+});
+afterAll(() => {
+  writer?.close();
+  client?.close();
+  writerFile?.close();
+  removeDir(dir);
+});
+
+/** What a test compares: everything a caller of the group commit reads of a result. */
+const seen = (r: ResultSet) => ({
+  columns: r.columns,
+  rows: r.rows.map((row) => ({ byIndex: Array.from(row as ArrayLike<unknown>), byName: { ...row }, length: row.length })),
+  rowsAffected: r.rowsAffected,
+  lastInsertRowid: r.lastInsertRowid,
+  json: JSON.parse(JSON.stringify(r)),
+});
+
+/** The same statements in a write transaction of the client's. */
+async function onClient(statements: InStatement[]): Promise<ResultSet[]> {
+  const tx = await client.transaction("write");
+  try {
+    const results = await tx.batch(statements);
+    await tx.commit();
+    return results;
+  } finally {
+    tx.close();
+  }
+}
+
+const blob = new Uint8Array([0, 1, 2, 255]).buffer;
+const statements = (id: string): InStatement[] => [
+  { sql: "INSERT INTO t (id, n, flag, at, data, note) VALUES (?, ?, ?, ?, ?, ?)", args: [id, 2 ** 40, true, new Date(1_700_000_000_000), blob, null] },
+  { sql: "INSERT INTO t (id, n, flag, at, data, note) VALUES (:id, $n, @flag, 0, NULL, 'x') ON CONFLICT (id) DO NOTHING RETURNING id, n, flag, n AS n", args: { ":id": `${id}-2`, $n: 7, "@flag": false } },
+  { sql: "UPDATE t SET note = 'y' WHERE id LIKE ?", args: [`${id}%`] },
+  `SELECT id, n, flag, at, data, note, n FROM t WHERE id LIKE '${id}%' ORDER BY id`,
+];
+
+test("the same statements give the same results, values, rows and counts as the client's", async () => {
+  const byClient = await onClient(statements("c"));
+  const byWriter = writer.transaction(statements("c"));
+  const normalize = (r: ResultSet) => JSON.parse(JSON.stringify(seen(r), (_, v) => (typeof v === "bigint" ? `${v}n` : v instanceof ArrayBuffer ? [...new Uint8Array(v)] : v)));
+  expect(byWriter.map(normalize)).toEqual(byClient.map(normalize));
+  // the read's blob comes back as an ArrayBuffer, its integers as numbers
+  const row = byWriter[3].rows[0];
+  expect(row.data).toBeInstanceOf(ArrayBuffer);
+  expect([...new Uint8Array(row.data as ArrayBuffer)]).toEqual([0, 1, 2, 255]);
+  expect(row.n).toBe(2 ** 40);
+  expect(row.at).toBe(1_700_000_000_000);
+  expect(row.flag).toBe(1);
+  expect(byWriter[1].rowsAffected).toBe(0); // a statement that returns rows counts none, as the client's
+  expect(byWriter[2].rowsAffected).toBe(2);
+});
+
+test("an integer past 2^53 is refused as the client refuses it; an undefined value too", async () => {
+  for (const c of [client, writerFile]) await c.execute("INSERT INTO t (id, n) VALUES ('big', 9007199254740993)");
+  const read = { sql: "SELECT n FROM t WHERE id = 'big'", args: [] };
+  const clientError = await onClient([read]).catch((e) => e);
+  const writerError = (() => {
+    try {
+      writer.transaction([read]);
+    } catch (e) {
+      return e;
+    }
+  })();
+  expect(writerError).toBeInstanceOf(RangeError);
+  expect((writerError as Error).message).toBe((clientError as Error).message);
+  expect(() => writer.transaction([{ sql: "INSERT INTO t (id) VALUES (?)", args: [undefined as unknown as null] }])).toThrow(/undefined cannot be passed/);
+});
+
+test("a failing statement fails with the client's codes and rolls the whole transaction back", async () => {
+  const failing = (id: string): InStatement[] => [
+    { sql: "INSERT INTO t (id) VALUES (?)", args: [`${id}-new`] },
+    { sql: "INSERT INTO t (id) VALUES (?)", args: ["c"] }, // there already
+  ];
+  const clientError = (await onClient(failing("fc")).catch((e) => e)) as LibsqlError;
+  let writerError: LibsqlError | undefined;
+  try {
+    writer.transaction(failing("fw"));
+  } catch (e) {
+    writerError = e as LibsqlError;
+  }
+  expect(writerError).toBeInstanceOf(LibsqlError);
+  expect([writerError!.code, writerError!.extendedCode, writerError!.rawCode]).toEqual([clientError.code, clientError.extendedCode, clientError.rawCode]);
+  // the client's batch names the code twice ("SQLITE_CONSTRAINT: SQLITE_CONSTRAINT: UNIQUE ..."); the cause is the same
+  expect(clientError.message.endsWith(writerError!.message)).toBe(true);
+  expect(writerError!.message).toBe("SQLITE_CONSTRAINT: UNIQUE constraint failed: t.id");
+  expect(sqliteDialect.uniqueKey(writerError)).toBe("t.id");
+  for (const c of [client, writerFile]) expect((await c.execute("SELECT id FROM t WHERE id IN ('fc-new', 'fw-new')")).rows).toEqual([]);
+  // and the connection writes again afterwards
+  expect(writer.transaction([{ sql: "INSERT INTO t (id) VALUES ('after')", args: [] }])[0].rowsAffected).toBe(1);
+});
