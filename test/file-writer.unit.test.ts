@@ -113,3 +113,17 @@ test("a failing statement fails with the client's codes and rolls the whole tran
   // and the connection writes again afterwards
   expect(writer.transaction([{ sql: "INSERT INTO t (id) VALUES ('after')", args: [] }])[0].rowsAffected).toBe(1);
 });
+
+test("a statement marked as one row or none (a filled template's oneRow) answers as the client does, in one step", async () => {
+  // one row inserted, then none (the id is there already): with RETURNING, as the sign-up's INSERT
+  const insert = (id: string, n: number): InStatement =>
+    Object.assign({ sql: "INSERT INTO t (id, n) VALUES (?, ?) ON CONFLICT (id) DO NOTHING RETURNING id, n, n + 1 AS next", args: [id, n] }, { oneRow: true });
+  const twice = (id: string) => [insert(id, 1), insert(id, 2), { sql: "SELECT n FROM t WHERE id = ?", args: [id] }];
+  const byClient = await onClient(twice("one"));
+  const byWriter = writer.transaction(twice("one"));
+  expect(byWriter.map(seen)).toEqual(byClient.map(seen));
+  expect(byWriter[0].rows.map((r): Record<string, unknown> => ({ ...r }))).toEqual([{ id: "one", n: 1, next: 2 }]);
+  expect(byWriter[1].rows).toEqual([]);
+  // the first insert was made, the second changed nothing
+  expect(byWriter[2].rows.map((r) => r.n)).toEqual([1]);
+});

@@ -15,11 +15,11 @@ const db = { dialect: sqlite } as unknown as Db;
 /** The embedded engine's statement: text and values. */
 const statement = (query: ReturnType<typeof sql>) => toStatement(db, query) as { sql: string; args: unknown[] };
 
-const insert = statementTemplate(["id", "email", "points", "referrer"] as const, (v) =>
-  sql`INSERT INTO t (id, email, points, ref) VALUES (${v.id}, ${v.email}, ${v.points}, (SELECT id FROM t WHERE id = ${v.referrer})) ON CONFLICT (email) DO NOTHING ${sql.raw("RETURNING id, (SELECT count(*) FROM t) AS n")} -- ${v.id}`,
-);
-const written = (values: { id: string; email: string; points: number; referrer: string | null }) =>
+/** The statement written out with drizzle's `sql`: with plain values, or with a template's marks for them. */
+const written = (values: Record<"id" | "email" | "points" | "referrer", unknown>) =>
   sql`INSERT INTO t (id, email, points, ref) VALUES (${values.id}, ${values.email}, ${values.points}, (SELECT id FROM t WHERE id = ${values.referrer})) ON CONFLICT (email) DO NOTHING ${sql.raw("RETURNING id, (SELECT count(*) FROM t) AS n")} -- ${values.id}`;
+const NAMES = ["id", "email", "points", "referrer"] as const;
+const insert = statementTemplate(NAMES, written);
 
 const cases = [
   { id: "a1", email: "a@x.io", points: 50, referrer: null },
@@ -51,4 +51,11 @@ test("a template that names a column or a value it was not given is refused when
   expect(() => statementTemplate(["x"] as const, (v) => sql`SELECT ${t.id} FROM t WHERE x = ${v.x}`)).toThrow(/text, fragments and its named values/);
   expect(() => statementTemplate(["x"] as const, () => sql`SELECT 1 FROM t WHERE x = ${sql.placeholder("y")}`)).toThrow(/named values/);
   expect(() => statementTemplate(["x"] as const, () => sql`SELECT 1 FROM t WHERE x = ${"literal"}`)).toThrow(/named values/);
+});
+
+test("a template made as one row or none says so to the embedded writer, with the same text and values", () => {
+  const one = statementTemplate(NAMES, written, { oneRow: true });
+  const [values] = cases;
+  expect(toStatement(db, one(values)) as object).toEqual({ ...statement(written(values)), oneRow: true });
+  expect(toStatement(db, insert(values))).not.toHaveProperty("oneRow");
 });

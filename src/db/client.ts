@@ -29,7 +29,11 @@ const UNUSUAL = Symbol("unusual chunk");
  */
 export const toStatement = (db: Db, query: SQL): InStatement => {
   const filled = filledOf(query);
-  if (filled) return { sql: filled.text, args: filled.args as any[] };
+  if (filled) {
+    const statement = { sql: filled.text, args: filled.args as any[] };
+    // the file writer steps it once (file-writer.ts); other engines see a plain statement
+    return filled.oneRow ? Object.assign(statement, { oneRow: true }) : statement;
+  }
   const parts: string[] = [];
   const args: any[] = [];
   const walk = (chunks: unknown[]) => {

@@ -10,6 +10,8 @@ interface Filled {
   /** The text with `?` for each value (SQLite's form). */
   text: string;
   args: unknown[];
+  /** The statement returns one row or none (an INSERT of one row with RETURNING): the writer steps it once. */
+  oneRow: boolean;
 }
 
 /** The text and values of a filled template, for the embedded engine; undefined for any other statement. */
@@ -18,8 +20,15 @@ export const filledOf = (query: SQL): Filled | undefined => (query as { [FILLED]
 /**
  * `build` writes the statement with `values.name` where each value goes; it must hold only text, nested `sql`
  * fragments and those values (no columns or tables: they render per engine). Returns the statement for given values.
+ * `oneRow`: the statement never returns more than one row, so the embedded writer takes its answer in one step
+ * (file-writer.ts); a second row would be dropped.
  */
-export function statementTemplate<K extends string>(names: readonly K[], build: (values: Record<K, SQL>) => SQL): (values: Record<K, unknown>) => SQL {
+export function statementTemplate<K extends string>(
+  names: readonly K[],
+  build: (values: Record<K, SQL>) => SQL,
+  options: { oneRow?: boolean } = {},
+): (values: Record<K, unknown>) => SQL {
+  const oneRow = options.oneRow ?? false;
   const marks = Object.fromEntries(names.map((name) => [name, sql`${sql.placeholder(name)}`])) as Record<K, SQL>;
   // the text between values, and which value goes in each gap
   const parts: string[] = [""];
@@ -42,6 +51,6 @@ export function statementTemplate<K extends string>(names: readonly K[], build: 
     Object.defineProperty(query, "queryChunks", {
       get: () => parts.flatMap((part, i) => (i < args.length ? [new StringChunk(part), args[i]] : [new StringChunk(part)])),
     });
-    return Object.assign(query, { [FILLED]: { text, args } });
+    return Object.assign(query, { [FILLED]: { text, args, oneRow } });
   };
 }

@@ -177,17 +177,22 @@ const INSERT_VALUES = [
  * it was deleted since the sign-up read it (there is no referral then, only a sign-up).
  */
 const insertTemplate = (confirmed: boolean, referred: boolean) =>
-  statementTemplate(INSERT_VALUES, (v) => {
-    const seq = confirmed ? sql`(SELECT last_seq + 1 FROM waitlists WHERE id = ${v.waitlistId})` : sql`NULL`;
-    const referrer = (column: "referral_code" | "id") => (referred ? sql`(SELECT ${sql.raw(column)} FROM subscribers WHERE id = ${v.referrerId})` : sql`NULL`);
-    return sql`INSERT INTO subscribers (id, waitlist_id, email, name, phone, status, deliverability, points, seq, referral_code, sign_up_token,
-      confirm_token, referred_by, referrer_id, metadata, referring_domain, ip_address, fingerprint, fraud_checks, country, city, timezone, joined_with,
-      joined_at, confirmed_at, updated_at)
-    VALUES (${v.id}, ${v.waitlistId}, ${v.email}, ${v.name}, ${v.phone}, ${v.status}, ${v.deliverability}, ${v.points}, ${seq}, ${v.referralCode}, ${v.signUpToken},
-      ${v.confirmToken}, ${referrer("referral_code")}, ${referrer("id")}, ${v.metadata}, ${v.referringDomain}, ${v.ip},
-      ${v.fingerprint}, ${v.fraudChecks}, ${v.country}, ${v.city}, ${v.timezone}, ${v.joinedWith}, ${v.joinedAt}, ${v.confirmedAt}, ${v.joinedAt})
-    ON CONFLICT (waitlist_id, email) DO NOTHING ${RETURNING}`;
-  });
+  statementTemplate(
+    INSERT_VALUES,
+    (v) => {
+      const seq = confirmed ? sql`(SELECT last_seq + 1 FROM waitlists WHERE id = ${v.waitlistId})` : sql`NULL`;
+      const referrer = (column: "referral_code" | "id") => (referred ? sql`(SELECT ${sql.raw(column)} FROM subscribers WHERE id = ${v.referrerId})` : sql`NULL`);
+      return sql`INSERT INTO subscribers (id, waitlist_id, email, name, phone, status, deliverability, points, seq, referral_code, sign_up_token,
+        confirm_token, referred_by, referrer_id, metadata, referring_domain, ip_address, fingerprint, fraud_checks, country, city, timezone, joined_with,
+        joined_at, confirmed_at, updated_at)
+      VALUES (${v.id}, ${v.waitlistId}, ${v.email}, ${v.name}, ${v.phone}, ${v.status}, ${v.deliverability}, ${v.points}, ${seq}, ${v.referralCode}, ${v.signUpToken},
+        ${v.confirmToken}, ${referrer("referral_code")}, ${referrer("id")}, ${v.metadata}, ${v.referringDomain}, ${v.ip},
+        ${v.fingerprint}, ${v.fraudChecks}, ${v.country}, ${v.city}, ${v.timezone}, ${v.joinedWith}, ${v.joinedAt}, ${v.confirmedAt}, ${v.joinedAt})
+      ON CONFLICT (waitlist_id, email) DO NOTHING ${RETURNING}`;
+    },
+    // one row inserted, or none
+    { oneRow: true },
+  );
 const INSERTS = [insertTemplate(false, false), insertTemplate(false, true), insertTemplate(true, false), insertTemplate(true, true)];
 
 /** A pending subscriber (no seq, a confirmation token), or one confirmed at once with its seq and sign-up points. */
