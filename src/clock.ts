@@ -8,14 +8,26 @@ export const dayOf = (ms: number): string => new Date(ms).toISOString().slice(0,
 
 const ALPHABET = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 
+/**
+ * Random bytes drawn from the system's generator 4 KB at a time: a sign-up makes five tokens, and a call of
+ * `getRandomValues` with an array of its own each was ~0.3 us of a token's 0.35 (issue 19).
+ */
+const pool = new Uint8Array(4096);
+let drawn = pool.length;
+function randomByte(): number {
+  if (drawn === pool.length) {
+    crypto.getRandomValues(pool);
+    drawn = 0;
+  }
+  return pool[drawn++];
+}
+
 /** A random base62 string; `length` 43 carries ~256 bits. Rejection sampling keeps it uniform. */
 export function token(length = 24): string {
   let out = "";
   while (out.length < length) {
-    const bytes = crypto.getRandomValues(new Uint8Array(length * 2));
-    for (const b of bytes) {
-      if (b < 248 && out.length < length) out += ALPHABET[b % 62];
-    }
+    const b = randomByte();
+    if (b < 248) out += ALPHABET[b % 62];
   }
   return out;
 }
