@@ -4,8 +4,9 @@
 // Past the budget, a full collection runs (synchronously: the only kind that is full and hands the freed
 // pages back; Bun.gc(false) only asks for one, and the heap went on growing), at most once every three
 // seconds: it stops the server for 25-35 ms under a full load, so a pause a second was most of a sign-up's p99.
-// Bun.shrink() is not used here (only once at start, serve.ts): it also throws away every function's compiled code, which then compiles again;
-// once a second under load that cost up to half the throughput of the reads (docs/decisions.md).
+// Bun.shrink() is not used here (only once at start, serve.ts): it also throws away every function's compiled
+// code, which then compiles again; once a second under load that cost up to half the throughput of the reads
+// (docs/decisions.md).
 const CHECK_MS = 3_000;
 
 export function keepMemoryNear(budgetBytes: number): void {

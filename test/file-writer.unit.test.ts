@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { createClient, LibsqlError, type Client, type InStatement, type ResultSet } from "@libsql/client";
 import { fileWriter, type FileWriter } from "../src/db/file-writer";
 import { sqliteDialect } from "../src/db/dialect";
+import { clientTransaction } from "../src/db/group-commit";
 import { removeDir, tempDir } from "./support/cleanup";
 
 const dir = tempDir("waitlist-file-writer-");
@@ -39,17 +40,8 @@ const seen = (r: ResultSet) => ({
   json: JSON.parse(JSON.stringify(r)),
 });
 
-/** The same statements in a write transaction of the client's. */
-async function onClient(statements: InStatement[]): Promise<ResultSet[]> {
-  const tx = await client.transaction("write");
-  try {
-    const results = await tx.batch(statements);
-    await tx.commit();
-    return results;
-  } finally {
-    tx.close();
-  }
-}
+/** The same statements in a write transaction of the client's, as the group commit runs them without a file writer. */
+const onClient = (statements: InStatement[]) => clientTransaction(client, statements);
 
 const blob = new Uint8Array([0, 1, 2, 255]).buffer;
 const statements = (id: string): InStatement[] => [

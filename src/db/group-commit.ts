@@ -96,6 +96,18 @@ function createMutex() {
   };
 }
 
+/** The statements in one write transaction on a connection of the client's pool (an in-memory database, a libSQL server). */
+export async function clientTransaction(client: Client, statements: InStatement[]): Promise<ResultSet[]> {
+  const tx = await client.transaction("write");
+  try {
+    const results = await tx.batch(statements);
+    await tx.commit();
+    return results;
+  } finally {
+    tx.close();
+  }
+}
+
 /**
  * SQLite's group commit: one group at a time (a second write transaction opened from this thread would wait on the
  * first), on the file's own writer connection (file-writer.ts), or else as one batch of the client's (one round trip
@@ -117,22 +129,10 @@ export function createGroupWriter(
       }
     });
 
-  /** One transaction on a connection of the client's pool (an in-memory database, a libSQL server). */
-  async function onClient(statements: InStatement[]): Promise<ResultSet[]> {
-    const tx = await client.transaction("write");
-    try {
-      const results = await tx.batch(statements);
-      await tx.commit();
-      return results;
-    } finally {
-      tx.close();
-    }
-  }
-
   async function runGroup(batches: InStatement[][]): Promise<ResultSet[][]> {
     const before = observe?.stamp();
     const statements = batches.flat();
-    const results = file ? file.transaction(statements) : await onClient(statements);
+    const results = file ? file.transaction(statements) : await clientTransaction(client, statements);
     if (observe) noteCommit(observe, before, statements, results);
     let at = 0;
     return batches.map((statements) => results.slice(at, (at += statements.length)));
