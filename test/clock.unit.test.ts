@@ -1,7 +1,7 @@
 // Tokens (src/clock.ts): random base62 of the length asked, uniform over the alphabet, drawn from a pool of the
-// system generator's bytes that is refilled as it runs out.
+// system generator's bytes that is refilled as it runs out; and the SHA-256 that stored keys and tokens are kept as.
 import { expect, test } from "bun:test";
-import { clusteredCode, sortableToken, token } from "../src/clock";
+import { clusteredCode, sha256Hex, sortableToken, token } from "../src/clock";
 
 const BASE62 = /^[0-9A-Za-z]*$/;
 
@@ -34,4 +34,12 @@ test("tokens made in a later millisecond sort after earlier ones (sortableToken)
   while (Date.now() === start); // the next millisecond: the clock's own, no sleep
   const later = sortableToken(24);
   expect(later > first).toBe(true);
+});
+
+test("sha256Hex is SHA-256 of the UTF-8 text, in lower-case hex (FIPS 180-2 vectors)", () => {
+  expect(sha256Hex("")).toBe("e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  expect(sha256Hex("abc")).toBe("ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  expect(sha256Hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq")).toBe("248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+  // UTF-8, not UTF-16 or Latin-1: "é" is the two bytes c3 a9
+  expect(sha256Hex("é")).toBe("4a99557e4033c3539de2eb65472017cad5f9557f7a0625a09f1c3f6e2ba69c4c");
 });
