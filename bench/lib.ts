@@ -79,7 +79,7 @@ export async function rssMb(pid: number): Promise<number> {
 }
 
 /** CPU seconds a process has used so far: its main thread's, and all its threads' (Linux /proc). */
-function cpuTimes(pid: number): { main: number; all: number } {
+export function cpuTimes(pid: number): { main: number; all: number } {
   const ticks = (stat: string) => {
     const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
     return (Number(f[11]) + Number(f[12])) / 100;

@@ -1,0 +1,66 @@
+// `bun bench/ab.ts [--n N] [--route PATH] [--rounds R] [--seconds S] A B [C...]`: two or more servers (each a
+// binary's path, or `src` for the source) on databases seeded alike, loaded in turn, round after round, with short
+// loads (sign-up unless --route names a GET path). On this noisy machine a slow minute then falls on every variant
+// alike: each round's figure is compared with the first variant's in the same round, and the mean and median of
+// those paired ratios are printed, with the main thread's CPU time per request.
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { BENCH_KEY, seed } from "./seed";
+import { cpuTimes, fmt, load, signUpLoad, startServer, table } from "./lib";
+
+function parse(argv: string[]) {
+  const opts = { n: 10_000, route: "", rounds: 10, seconds: 2, variants: [] as string[] };
+  for (let i = 0; i < argv.length; i++) {
+    const flag = argv[i];
+    if (flag === "--n") opts.n = Number(argv[++i]);
+    else if (flag === "--route") opts.route = argv[++i];
+    else if (flag === "--rounds") opts.rounds = Number(argv[++i]);
+    else if (flag === "--seconds") opts.seconds = Number(argv[++i]);
+    else opts.variants.push(flag);
+  }
+  if (opts.variants.length < 2) throw new Error("usage: bun bench/ab.ts [--n N] [--route PATH] [--rounds R] [--seconds S] A B [C...] (a binary's path, or src)");
+  return opts;
+}
+
+const opts = parse(process.argv.slice(2));
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / values.length;
+
+const dir = mkdtempSync(join(tmpdir(), "bench-ab-"));
+const servers: Awaited<ReturnType<typeof startServer>>[] = [];
+try {
+  for (const [i, variant] of opts.variants.entries()) {
+    const dbUrl = `file:${join(dir, `v${i}.db`)}`;
+    await seed(dbUrl, opts.n);
+    servers.push(await startServer(dbUrl, {}, variant === "src" ? undefined : variant));
+  }
+  const loadOf = (url: string, duration: number) => (opts.route ? { url: url + opts.route, headers: { "x-api-key": BENCH_KEY }, duration } : signUpLoad(url, duration));
+  for (const server of servers) await load(loadOf(server.url, 1));
+  const rps: number[][] = servers.map(() => []);
+  const cpu: number[][] = servers.map(() => []);
+  for (let round = 0; round < opts.rounds; round++) {
+    // each round starts with the next variant, so none always runs first
+    for (let k = 0; k < servers.length; k++) {
+      const i = (round + k) % servers.length;
+      const before = cpuTimes(servers[i].pid).main;
+      const result = await load(loadOf(servers[i].url, opts.seconds));
+      rps[i].push(result.rps);
+      cpu[i].push((1e6 * (cpuTimes(servers[i].pid).main - before)) / result.total);
+    }
+  }
+  const what = opts.route ? `GET ${opts.route}` : "sign-up";
+  console.log(`${what} @64 conns, ${opts.n.toLocaleString("en")} subscribers, ${opts.rounds} rounds of ${opts.seconds} s each`);
+  console.log(
+    table(
+      ["variant", "mean req/s", "x first (mean / median of rounds)", "main-thread CPU per request, median"],
+      opts.variants.map((variant, i) => {
+        const paired = rps[i].map((value, round) => value / rps[0][round]);
+        return [variant, fmt(mean(rps[i]), 0), `${fmt(mean(paired))} / ${fmt(median(paired))}`, `${fmt(median(cpu[i]), 1)} us`];
+      }),
+    ),
+  );
+} finally {
+  for (const server of servers) await server.stop();
+  rmSync(dir, { recursive: true, force: true });
+}
