@@ -99,8 +99,8 @@ const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
 /**
  * Rows as the client's: each value by column name (enumerable), by index and `length` (neither enumerable). Index and
  * length come from a prototype shared by the statement's rows, so a row is one object given plain properties in the
- * same order each time; defining 2n + 1 properties on each row left it a dictionary, and cost ~1 us of a sign-up's one
- * row. A repeated column name (the first one holds the name) or `__proto__` takes the client's way.
+ * same order each time; defining 2n + 1 properties on each row left it a dictionary (0.54 us against 0.03 for the
+ * sign-up's row of six, in a loop). A repeated column name (the first one holds the name) or `__proto__` takes the client's way.
  */
 function rowMaker(columns: string[]): (values: unknown[]) => Row {
   if (new Set(columns).size !== columns.length || columns.includes("__proto__")) return (values) => rowOf(values, columns);
