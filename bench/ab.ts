@@ -19,7 +19,10 @@ function parse(argv: string[]) {
     else if (flag === "--seconds") opts.seconds = Number(argv[++i]);
     else opts.variants.push(flag);
   }
-  if (opts.variants.length < 2) throw new Error("usage: bun bench/ab.ts [--n N] [--route PATH] [--rounds R] [--seconds S] A B [C...] (a binary's path, or src)");
+  if (opts.variants.length < 2 || ![opts.n, opts.rounds, opts.seconds].every((v) => Number.isInteger(v) && v > 0)) {
+    console.error("usage: bun bench/ab.ts [--n N] [--route PATH] [--rounds R] [--seconds S] A B [C...] (each a binary's path, or src)");
+    process.exit(2);
+  }
   return opts;
 }
 
