@@ -1,5 +1,6 @@
 // SQLite keeps `synchronous` and `foreign_keys` per connection, and the driver's pool opens connections as it needs
-// them: every connection to the file gets the configured ones (DATABASE_SYNC), not only the first.
+// them: every connection to the file gets the configured ones (DATABASE_SYNC), not only the first; so does the group
+// commit's own connection (src/db/file-writer.ts), which commits every acknowledged write.
 import { afterAll, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -27,6 +28,19 @@ for (const [sync, level] of [["normal", 1], ["full", 2]] as const) {
       // the interactive transaction holds one connection; the reads inside it borrow another, opened now
       const inside = await db.tx(async () => [await pragma(db, "synchronous"), await pragma(db, "foreign_keys")]);
       expect(inside).toEqual([level, 1]);
+    } finally {
+      await db.close();
+    }
+  });
+}
+
+for (const [sync, level] of [["normal", 1], ["full", 2]] as const) {
+  test(`DATABASE_SYNC=${sync}: the group commit's own connection runs synchronous=${level} with foreign keys on`, async () => {
+    const db = await open(sync);
+    try {
+      // read inside a group's transaction, on the connection that commits the writes
+      const [[syncRow], [fkRow]] = await db.$writer.write([{ sql: "PRAGMA synchronous", args: [] }, { sql: "PRAGMA foreign_keys", args: [] }]).then((r) => r.map((x) => x.rows));
+      expect([Number(syncRow[0]), Number(fkRow[0])]).toEqual([level, 1]);
     } finally {
       await db.close();
     }

@@ -10,11 +10,8 @@ import { ResultSetImpl } from "@libsql/core/util";
 
 interface Prepared {
   stmt: any;
-  /** Its column names, for a statement that returns rows; null for one that does not. */
-  columns: string[] | null;
-  columnTypes: string[];
-  /** Builds one of its rows from the values read. */
-  rowOf: (values: unknown[]) => Row;
+  /** For a statement that returns rows: its column names and types, and how one of its rows is built; else null. */
+  reader: { columns: string[]; columnTypes: string[]; rowOf: (values: unknown[]) => Row } | null;
 }
 
 export interface FileWriter {
@@ -43,8 +40,8 @@ export function fileWriter(path: string, timeout: number): FileWriter {
       stmt.safeIntegers(true);
       const columns = stmt.columns() as { name: string; type: string | null }[];
       const names = columns.map((c) => c.name);
-      p = { stmt, columns: names, columnTypes: columns.map((c) => c.type ?? ""), rowOf: rowMaker(names) };
-    } else p = { stmt, columns: null, columnTypes: [], rowOf: () => ({}) as Row };
+      p = { stmt, reader: { columns: names, columnTypes: columns.map((c) => c.type ?? ""), rowOf: rowMaker(names) } };
+    } else p = { stmt, reader: null };
     if (prepared.size >= KEPT) prepared.clear();
     prepared.set(text, p);
     return p;
@@ -54,19 +51,18 @@ export function fileWriter(path: string, timeout: number): FileWriter {
   const execute = (statement: InStatement): ResultSet => {
     const text = typeof statement === "string" ? statement : statement.sql;
     const args = typeof statement === "string" ? [] : argsToSql(statement.args);
-    const p = prepare(text);
-    if (p.columns) {
+    const { stmt, reader } = prepare(text);
+    if (reader) {
       // one step for a statement that returns one row or none: `all` also makes an iterator over a native cursor
       // (~4 us of a sign-up's INSERT). Every change of an INSERT/UPDATE/DELETE with RETURNING is made at its first step.
       let values: unknown[][];
       if (isOneRow(statement)) {
-        const row = p.stmt.get(args) as unknown[] | undefined;
+        const row = stmt.get(args) as unknown[] | undefined;
         values = row ? [row] : [];
-      } else values = p.stmt.all(args);
-      const rows = values.map(p.rowOf);
-      return new ResultSetImpl(p.columns, p.columnTypes, rows, 0, undefined);
+      } else values = stmt.all(args);
+      return new ResultSetImpl(reader.columns, reader.columnTypes, values.map(reader.rowOf), 0, undefined);
     }
-    const info = p.stmt.run(args) as { changes: number; lastInsertRowid: number | bigint };
+    const info = stmt.run(args) as { changes: number; lastInsertRowid: number | bigint };
     return new ResultSetImpl([], [], [], info.changes, BigInt(info.lastInsertRowid));
   };
 
@@ -100,7 +96,8 @@ const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
  * Rows as the client's: each value by column name (enumerable), by index and `length` (neither enumerable). Index and
  * length come from a prototype shared by the statement's rows, so a row is one object given plain properties in the
  * same order each time; defining 2n + 1 properties on each row left it a dictionary (0.54 us against 0.03 for the
- * sign-up's row of six, in a loop). A repeated column name (the first one holds the name) or `__proto__` takes the client's way.
+ * sign-up's row of six, in a loop). A repeated column name (the first one holds the name) or `__proto__` takes the
+ * client's way.
  */
 function rowMaker(columns: string[]): (values: unknown[]) => Row {
   if (new Set(columns).size !== columns.length || columns.includes("__proto__")) return (values) => rowOf(values, columns);
