@@ -42,24 +42,27 @@ try {
   for (const server of servers) await load(loadOf(server.url, 1));
   const rps: number[][] = servers.map(() => []);
   const cpu: number[][] = servers.map(() => []);
+  const cpuAll: number[][] = servers.map(() => []);
   for (let round = 0; round < opts.rounds; round++) {
     // each round starts with the next variant, so none always runs first
     for (let k = 0; k < servers.length; k++) {
       const i = (round + k) % servers.length;
-      const before = cpuTimes(servers[i].pid).main;
+      const before = cpuTimes(servers[i].pid);
       const result = await load(loadOf(servers[i].url, opts.seconds));
+      const after = cpuTimes(servers[i].pid);
       rps[i].push(result.rps);
-      cpu[i].push((1e6 * (cpuTimes(servers[i].pid).main - before)) / result.total);
+      cpu[i].push((1e6 * (after.main - before.main)) / result.total);
+      cpuAll[i].push((1e6 * (after.all - before.all)) / result.total);
     }
   }
   const what = opts.route ? `GET ${opts.route}` : "sign-up";
   console.log(`${what} @64 conns, ${opts.n.toLocaleString("en")} subscribers, ${opts.rounds} rounds of ${opts.seconds} s each`);
   console.log(
     table(
-      ["variant", "mean req/s", "x first (mean / median of rounds)", "main-thread CPU per request, median"],
+      ["variant", "mean req/s", "x first (mean / median of rounds)", "CPU per request, median: main thread / process"],
       opts.variants.map((variant, i) => {
         const paired = rps[i].map((value, round) => value / rps[0][round]);
-        return [variant, fmt(mean(rps[i]), 0), `${fmt(mean(paired))} / ${fmt(median(paired))}`, `${fmt(median(cpu[i]), 1)} us`];
+        return [variant, fmt(mean(rps[i]), 0), `${fmt(mean(paired))} / ${fmt(median(paired))}`, `${fmt(median(cpu[i]), 1)} / ${fmt(median(cpuAll[i]), 1)} us`];
       }),
     ),
   );

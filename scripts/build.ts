@@ -1,6 +1,9 @@
 // Builds the single executable dist/waitlist with Bun.build --compile.
 // DESIGN §1 trap: libsql loads its native addon with a dynamic require the bundler cannot follow;
-// this plugin rewrites it to the platform's `@libsql/<target>/index.node` so the addon is embedded.
+// this plugin rewrites it to the platform's `@libsql/<target>/index.node` so the addon is embedded, in both of
+// libsql's entry points (the file writer takes its async COMMIT from `libsql/promise`): one addon, loaded once.
+// Left unpatched, an entry point loads a second copy from the build machine's node_modules (SQLite twice in one
+// process, the connection handed between them: the server hung).
 import { familySync, GLIBC } from "detect-libc";
 
 const arch = process.arch === "arm64" ? "arm64" : "x64";
@@ -9,7 +12,7 @@ const target = process.platform === "darwin" ? `darwin-${arch}` : `linux-${arch}
 const embedLibsqlAddon: Bun.BunPlugin = {
   name: "embed-libsql-addon",
   setup(build) {
-    build.onLoad({ filter: /[\\/]node_modules[\\/]libsql[\\/]index\.js$/ }, async (args) => {
+    build.onLoad({ filter: /[\\/]node_modules[\\/]libsql[\\/](?:index|promise)\.js$/ }, async (args) => {
       const source = await Bun.file(args.path).text();
       const patched = source.replace(/return require\(`@libsql\/\$\{target\}`\);/, `return require("@libsql/${target}/index.node");`);
       if (patched === source) throw new Error("libsql's native require was not found; check scripts/build.ts against the installed libsql");

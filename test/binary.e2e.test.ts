@@ -1,7 +1,7 @@
 // The single executable (DESIGN §1, §3): `npm run build` output copied alone into an empty folder runs the
 // server and every admin command, with migrations, pages, Swagger UI and the IP database inside.
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { copyFileSync, existsSync, readdirSync } from "node:fs";
+import { copyFileSync, existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { engine, runCli, startServer, until, type TestServer } from "./support/server";
 import { removeDir, tempDir } from "./support/cleanup";
@@ -45,6 +45,16 @@ test("the binary runs from a folder with no node_modules: serve, the admin comma
   // the offline IP database is inside the binary
   const signUp = await s.request("POST", `/api/v1/waitlist/${w.key}/sign-up`, { key, body: { email: "geo@example.com", metadata: { client_ip: "81.2.69.160" } } });
   expect(signUp.status).toBe(200);
+  // the sign-up committed through the file writer: libSQL's native addon is the embedded one, loaded once, and
+  // nothing is loaded from the build machine's node_modules (scripts/build.ts; two copies of SQLite hung the server)
+  const mapped = new Set(
+    readFileSync(`/proc/${s.proc.pid}/maps`, "utf8")
+      .split("\n")
+      .map((line) => line.split(/\s+/)[5] ?? "")
+      .filter((file) => file.endsWith(".node")),
+  );
+  expect([...mapped].filter((file) => file.includes("node_modules"))).toEqual([]);
+  expect(mapped.size).toBe(1);
   const sub = (await s.request("GET", `/api/v1/waitlist/${w.key}/subscribers/geo%40example.com`, { key })).body.data.subscriber;
   expect(sub.country).toBe("GB");
   expect(sub.timezone).toBe("Europe/London");

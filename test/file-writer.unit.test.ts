@@ -7,6 +7,7 @@ import { createClient, LibsqlError, type Client, type InStatement, type ResultSe
 import { fileWriter, type FileWriter } from "../src/db/file-writer";
 import { sqliteDialect } from "../src/db/dialect";
 import { clientTransaction } from "../src/db/group-commit";
+import { cacheStatements, onEveryConnection } from "../src/db/statement-cache";
 import { removeDir, tempDir } from "./support/cleanup";
 
 const dir = tempDir("waitlist-file-writer-");
@@ -24,8 +25,8 @@ beforeAll(async () => {
   }
   writer = fileWriter(join(dir, "writer.db"), 5_000);
 });
-afterAll(() => {
-  writer?.close();
+afterAll(async () => {
+  await writer?.close();
   client?.close();
   writerFile?.close();
   removeDir(dir);
@@ -55,7 +56,7 @@ const statements = (id: string): InStatement[] => [
 
 test("the same statements give the same results, values, rows and counts as the client's", async () => {
   const byClient = await onClient(statements("c"));
-  const byWriter = writer.transaction(statements("c"));
+  const byWriter = await writer.transaction(statements("c"));
   const normalize = (r: ResultSet) => JSON.parse(JSON.stringify(seen(r), (_, v) => (typeof v === "bigint" ? `${v}n` : v instanceof ArrayBuffer ? [...new Uint8Array(v)] : v)));
   expect(byWriter.map(normalize)).toEqual(byClient.map(normalize));
   // the read's blob comes back as an ArrayBuffer, its integers as numbers
@@ -73,16 +74,10 @@ test("an integer past 2^53 is refused as the client refuses it; an undefined val
   for (const c of [client, writerFile]) await c.execute("INSERT INTO t (id, n) VALUES ('big', 9007199254740993)");
   const read = { sql: "SELECT n FROM t WHERE id = 'big'", args: [] };
   const clientError = await onClient([read]).catch((e) => e);
-  const writerError = (() => {
-    try {
-      writer.transaction([read]);
-    } catch (e) {
-      return e;
-    }
-  })();
+  const writerError = await writer.transaction([read]).catch((e) => e);
   expect(writerError).toBeInstanceOf(RangeError);
   expect((writerError as Error).message).toBe((clientError as Error).message);
-  expect(() => writer.transaction([{ sql: "INSERT INTO t (id) VALUES (?)", args: [undefined as unknown as null] }])).toThrow(/undefined cannot be passed/);
+  await expect(writer.transaction([{ sql: "INSERT INTO t (id) VALUES (?)", args: [undefined as unknown as null] }])).rejects.toThrow(/undefined cannot be passed/);
 });
 
 test("a failing statement fails with the client's codes and rolls the whole transaction back", async () => {
@@ -91,12 +86,7 @@ test("a failing statement fails with the client's codes and rolls the whole tran
     { sql: "INSERT INTO t (id) VALUES (?)", args: ["c"] }, // there already
   ];
   const clientError = (await onClient(failing("fc")).catch((e) => e)) as LibsqlError;
-  let writerError: LibsqlError | undefined;
-  try {
-    writer.transaction(failing("fw"));
-  } catch (e) {
-    writerError = e as LibsqlError;
-  }
+  const writerError = (await writer.transaction(failing("fw")).catch((e) => e)) as LibsqlError | undefined;
   expect(writerError).toBeInstanceOf(LibsqlError);
   expect([writerError!.code, writerError!.extendedCode, writerError!.rawCode]).toEqual([clientError.code, clientError.extendedCode, clientError.rawCode]);
   // the client's batch names the code twice ("SQLITE_CONSTRAINT: SQLITE_CONSTRAINT: UNIQUE ..."); the cause is the same
@@ -105,7 +95,7 @@ test("a failing statement fails with the client's codes and rolls the whole tran
   expect(sqliteDialect.uniqueKey(writerError)).toBe("t.id");
   for (const c of [client, writerFile]) expect((await c.execute("SELECT id FROM t WHERE id IN ('fc-new', 'fw-new')")).rows).toEqual([]);
   // and the connection writes again afterwards
-  expect(writer.transaction([{ sql: "INSERT INTO t (id) VALUES ('after')", args: [] }])[0].rowsAffected).toBe(1);
+  expect((await writer.transaction([{ sql: "INSERT INTO t (id) VALUES ('after')", args: [] }]))[0].rowsAffected).toBe(1);
 });
 
 test("a statement marked as one row or none (a filled template's oneRow) answers as the client does, in one step", async () => {
@@ -114,10 +104,41 @@ test("a statement marked as one row or none (a filled template's oneRow) answers
     Object.assign({ sql: "INSERT INTO t (id, n) VALUES (?, ?) ON CONFLICT (id) DO NOTHING RETURNING id, n, n + 1 AS next", args: [id, n] }, { oneRow: true });
   const twice = (id: string) => [insert(id, 1), insert(id, 2), { sql: "SELECT n FROM t WHERE id = ?", args: [id] }];
   const byClient = await onClient(twice("one"));
-  const byWriter = writer.transaction(twice("one"));
+  const byWriter = await writer.transaction(twice("one"));
   expect(byWriter.map(seen)).toEqual(byClient.map(seen));
   expect(byWriter[0].rows.map((r): Record<string, unknown> => ({ ...r }))).toEqual([{ id: "one", n: 1, next: 2 }]);
   expect(byWriter[1].rows).toEqual([]);
   // the first insert was made, the second changed nothing
   expect(byWriter[2].rows.map((r) => r.n)).toEqual([1]);
+});
+
+test("a COMMIT that fails (a deferred foreign key) rejects with SQLite's codes, rolls back, and the connection writes again", async () => {
+  // the COMMIT runs on the driver's thread; its failure must come back as any statement's does
+  const path = join(dir, "deferred.db");
+  const setup = createClient({ url: `file:${path}`, timeout: 5_000 });
+  await setup.execute("PRAGMA journal_mode = WAL");
+  await setup.executeMultiple(`CREATE TABLE parent (id TEXT PRIMARY KEY);
+    CREATE TABLE child (id TEXT PRIMARY KEY, parent TEXT REFERENCES parent (id) DEFERRABLE INITIALLY DEFERRED);`);
+  // foreign keys on for the writer's connection, as the service sets them up (statement-cache.ts)
+  cacheStatements();
+  const undo = onEveryConnection(path, "PRAGMA foreign_keys = ON");
+  const deferred = fileWriter(path, 5_000);
+  try {
+    const orphan = { sql: "INSERT INTO child (id, parent) VALUES (?, ?)", args: ["c1", "nobody"] };
+    // the statement itself passes: the constraint is checked at COMMIT
+    const error = (await deferred.transaction([orphan]).catch((e) => e)) as LibsqlError;
+    expect(error).toBeInstanceOf(LibsqlError);
+    expect([error.code, error.extendedCode]).toEqual(["SQLITE_CONSTRAINT", "SQLITE_CONSTRAINT_FOREIGNKEY"]);
+    expect((await setup.execute("SELECT id FROM child")).rows).toEqual([]);
+    const results = await deferred.transaction([
+      { sql: "INSERT INTO parent (id) VALUES ('p')", args: [] },
+      { sql: "INSERT INTO child (id, parent) VALUES ('c2', 'p')", args: [] },
+    ]);
+    expect(results.map((r) => r.rowsAffected)).toEqual([1, 1]);
+    expect((await setup.execute("SELECT id, parent FROM child")).rows.map((r): Record<string, unknown> => ({ ...r }))).toEqual([{ id: "c2", parent: "p" }]);
+  } finally {
+    await deferred.close();
+    undo();
+    setup.close();
+  }
 });

@@ -165,7 +165,7 @@ export async function openDatabase(settings: DbSettings & { statementTimeoutMs?:
     changeStamp: turn?.read ?? (() => null),
     ownCommits: observe?.commits ?? null,
     close: async () => {
-      file?.close();
+      await file?.close();
       probe?.close();
       opened.close();
       forget?.();
