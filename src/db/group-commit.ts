@@ -18,6 +18,12 @@ export interface GroupCommitOptions {
   concurrency: number;
   /** True for an error every batch of the group would meet alone too: reject them all rather than rerun each. */
   failsEveryBatch?: (err: unknown) => boolean;
+  /**
+   * What queued while a group ran starts on the next turn rather than at once: for groups whose statements run
+   * synchronously on the event loop (the embedded file's writer), so that the callers of the group that just
+   * committed answer first. Where a group's statements are network round trips (PostgreSQL), at once.
+   */
+  nextTurn?: boolean;
 }
 
 /** The most batches one transaction takes: a group holds its locks (a line's row on PostgreSQL) until it commits. */
@@ -55,11 +61,12 @@ export function createGroupCommit<B, R>(runTogether: (batches: B[]) => Promise<R
       running++;
       void flush(queue.splice(0, MAX_GROUP)).finally(() => {
         running--;
-        // what queued while this group ran goes next turn, not at once: first every caller of the group that just
-        // committed answers (its continuations are microtasks, and the next group's statements are synchronous),
-        // and what arrives meanwhile joins the group. At once, sign-up throughput with the COMMIT off the thread was
-        // 0.86-0.88 of this (bench/ab.ts).
-        if (queue.length) schedule();
+        // what queued while this group ran has waited a turn already: it goes at once, or (nextTurn) after every
+        // caller of the group that just committed has answered (their continuations are microtasks, and the next
+        // group's synchronous statements would run before them) and what arrives meanwhile has joined it. At once,
+        // the embedded file's sign-up throughput with the COMMIT off the thread was 0.86-0.90 of this (bench/ab.ts).
+        if (!options.nextTurn) startGroups();
+        else if (queue.length) schedule();
       });
     }
   }
@@ -146,7 +153,7 @@ export function createGroupWriter(
 
   return {
     exclusive: (fn) => locked(fn),
-    write: createGroupCommit((batches: InStatement[][]) => locked(() => runGroup(batches)), { concurrency: 1 }),
+    write: createGroupCommit((batches: InStatement[][]) => locked(() => runGroup(batches)), { concurrency: 1, nextTurn: file !== undefined }),
   };
 }
 
