@@ -2,7 +2,7 @@
 // binary's path, or `src` for the source) on databases seeded alike, loaded in turn, round after round, with short
 // loads (sign-up unless --route names a GET path). On this noisy machine a slow minute then falls on every variant
 // alike: each round's figure is compared with the first variant's in the same round, and the mean and median of
-// those paired ratios are printed, with the main thread's CPU time per request.
+// those paired ratios are printed, with the CPU time per request of each server's main thread and whole process.
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
