@@ -71,6 +71,21 @@ describe("access", () => {
 });
 
 describe("what is counted", () => {
+  test("a sign-up's write is timed as a batch on either engine: one more observation, its time inside the histogram's sum", async () => {
+    const { key } = await on.account();
+    const w = (await on.request("POST", "/api/v1/waitlists", { key, body: { name: "Timed writes" } })).body.data.waitlist;
+    const before = await text();
+    const count = sample(before, 'waitlist_database_query_duration_seconds_count{op="batch"}');
+    const sum = sample(before, 'waitlist_database_query_duration_seconds_sum{op="batch"}');
+    expect((await on.request("POST", `/api/v1/waitlist/${w.key}/sign-up`, { key, body: { email: "timed-write@example.com" } })).status).toBe(200);
+    const after = await text();
+    // the sign-up's one write, and whatever else wrote meanwhile (the jobs, the creation's after-response work)
+    expect(sample(after, 'waitlist_database_query_duration_seconds_count{op="batch"}')).toBeGreaterThanOrEqual(count + 1);
+    expect(sample(after, 'waitlist_database_query_duration_seconds_sum{op="batch"}')).toBeGreaterThan(sum);
+    // every observation falls in the +Inf bucket, which equals the count
+    expect(sample(after, 'waitlist_database_query_duration_seconds_bucket{op="batch",le="+Inf"}')).toBe(sample(after, 'waitlist_database_query_duration_seconds_count{op="batch"}'));
+  });
+
   test("a new sign-up (API or form) increments waitlist_signups_total; a repeat does not; no key or email in the output", async () => {
     const { key } = await on.account();
     const w = (await on.request("POST", "/api/v1/waitlists", { key, body: { name: "Metrics launch" } })).body.data.waitlist;

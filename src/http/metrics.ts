@@ -162,9 +162,11 @@ const timed = (series: Series, call: (...args: unknown[]) => Promise<unknown>) =
   };
 
 /**
- * Times the database calls, once per Db. Embedded: the libSQL client's methods, which the builder, the Store and
- * the group writer all go through. PostgreSQL: the Store's calls (`rows` and `exec` as execute, `write` as batch,
- * `tx` from begin to commit), which is where the services' SQL goes; builder queries outside a `tx` are not timed.
+ * Times the database calls, once per Db. Embedded: the libSQL client's methods, which the builder, the Store's reads
+ * and `tx` go through, and the Store's `write` as batch (on a file its group commits run on a connection of their
+ * own, past the client; in memory they are the client's transactions, timed as such). PostgreSQL: the Store's calls
+ * (`rows` and `exec` as execute, `write` as batch, `tx` from begin to commit), which is where the services' SQL
+ * goes; builder queries outside a `tx` are not timed. A `write` is timed from the call to its group's commit.
  */
 function instrumentDatabase(db: Db): void {
   const marked = db as Db & { [INSTRUMENTED]?: true };
@@ -173,8 +175,11 @@ function instrumentDatabase(db: Db): void {
   const single = databaseTime.of("execute", { op: "execute" });
   const batched = databaseTime.of("batch", { op: "batch" });
   const tx = databaseTime.of("transaction", { op: "transaction" });
-  if (db.d.name === "sqlite") return instrumentClient(db.$client, single, batched, tx);
   type Call = (...args: unknown[]) => Promise<unknown>;
+  if (db.d.name === "sqlite") {
+    if (db.$path) db.write = timed(batched, db.write.bind(db) as Call) as Db["write"];
+    return instrumentClient(db.$client, single, batched, tx);
+  }
   db.rows = timed(single, db.rows.bind(db) as Call) as Db["rows"];
   db.exec = timed(single, db.exec.bind(db) as Call) as Db["exec"];
   db.write = timed(batched, db.write.bind(db) as Call) as Db["write"];
