@@ -7,7 +7,7 @@ import { sql } from "drizzle-orm";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { openDatabase } from "../src/db/client";
+import { openDatabase, type Db } from "../src/db/client";
 import { migrations } from "../src/db/migrations.gen";
 import { positionOf } from "../src/subscribers/rank";
 import { engine } from "./support/server";
@@ -36,6 +36,16 @@ const fromRows = `SELECT waitlist_id, level, points, bucket, count(*) AS count F
   GROUP BY waitlist_id, level, points, bucket ORDER BY waitlist_id, level, points, bucket`;
 const kept = "SELECT waitlist_id, level, points, bucket, count FROM rank_counts WHERE count > 0 ORDER BY waitlist_id, level, points, bucket";
 const plain = (rows: Record<string, unknown>[]) => rows.map((r) => ({ ...r }));
+/** The line in rank order (points descending, then confirmation number), and each id's position in it. */
+const LINE = "SELECT id FROM subscribers WHERE ranked_seq IS NOT NULL ORDER BY points DESC, ranked_seq ASC";
+const bySort = (line: Record<string, unknown>[]) => new Map(line.map((r, i) => [String(r.id), i + 1]));
+
+/** Every subscriber's position from the counters is its place in `expected` (null, pending, when absent). */
+async function expectPositions(db: Db, expected: Map<string, number>) {
+  const rows = await db.rows<{ id: string; position: number | null }>(sql`SELECT s.id, ${positionOf("s")} AS position FROM subscribers s`);
+  expect(rows.length).toBe(3001);
+  for (const r of rows) expect([r.id, r.position === null ? null : Number(r.position)]).toEqual([r.id, expected.get(r.id) ?? null]);
+}
 /** The rows of the tables 0013 rebuilds besides the rank counters, in key order. */
 const OTHERS = {
   daily_stats: "SELECT waitlist_id, date, sign_ups, views FROM daily_stats ORDER BY waitlist_id, date",
@@ -53,7 +63,7 @@ test.skipIf(engine === "pg")("a ranked line, its daily counts, view dedupe and r
       "INSERT INTO accounts (id, username, plan, ai_credits, created_at) VALUES ('a', 'a', 'business', 0, 0)",
       `INSERT INTO waitlists (id, account_id, key, slug, name, welcome_subject, welcome_body, confirmation_subject, confirmation_body, signing_secret, created_at, updated_at)
         VALUES ('w', 'a', 'wkey', 'w', 'W', 's', 'b', 's', 'b', 'x', 0, 0)`,
-      // 70,000 confirmation numbers cross a 65536-block; every seventh is ahead with more points; one is pending
+      // confirmation numbers up to 69,000 cross a 65536-block; every seventh is ahead with more points; one is pending
       `WITH RECURSIVE k(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM k WHERE i < 3000)
         INSERT INTO subscribers (id, waitlist_id, email, status, deliverability, points, seq, referral_code, sign_up_token, joined_with, joined_at, updated_at)
         SELECT 's' || i, 'w', 's' || i || '@x.io', 'confirmed', 'unknown', CASE WHEN i % 7 = 0 THEN 80 ELSE 50 END, i * 23, 'c' || i, 't' || i, 'api', i, i FROM k`,
@@ -66,9 +76,7 @@ test.skipIf(engine === "pg")("a ranked line, its daily counts, view dedupe and r
     "write",
   );
   const counters = plain((await client.execute(kept)).rows);
-  // positions by sorting the line: points descending, then confirmation number
-  const line = (await client.execute("SELECT id FROM subscribers WHERE ranked_seq IS NOT NULL ORDER BY points DESC, ranked_seq ASC")).rows;
-  const positions = new Map(line.map((r, i) => [String(r.id), i + 1]));
+  const positions = bySort((await client.execute(LINE)).rows);
   expect(counters).toEqual(plain((await client.execute(fromRows)).rows));
   const others = Object.fromEntries(await Promise.all(Object.entries(OTHERS).map(async ([t, q]) => [t, plain((await client.execute(q)).rows)] as const)));
   // the sign-ups' own day (joined_at 1..3000 ms: 1970-01-01) and the one written above
@@ -86,9 +94,7 @@ test.skipIf(engine === "pg")("a ranked line, its daily counts, view dedupe and r
     const indexes = await db.rows<{ name: string }>(sql`SELECT name FROM sqlite_master WHERE type = 'index' AND name IN ('view_dedupe_expires_idx', 'rate_limits_window_idx')`);
     expect(indexes.length).toBe(2);
     expect(plain(await db.rows(sql.raw(kept)))).toEqual(counters);
-    const migrated = await db.rows<{ id: string; position: number | null }>(sql`SELECT s.id, ${positionOf("s")} AS position FROM subscribers s`);
-    expect(migrated.length).toBe(3001);
-    for (const r of migrated) expect([r.id, r.position === null ? null : Number(r.position)]).toEqual([r.id, positions.get(r.id) ?? null]);
+    await expectPositions(db, positions);
 
     // the triggers after the migration: a new confirmed subscriber, a move, a confirmation, a removal
     await db.exec(sql`INSERT INTO subscribers (id, waitlist_id, email, status, deliverability, points, seq, referral_code, sign_up_token, joined_with, joined_at, updated_at)
@@ -104,11 +110,8 @@ test.skipIf(engine === "pg")("a ranked line, its daily counts, view dedupe and r
     await db.exec(sql`INSERT INTO rate_limits (subject, window_start, count) VALUES ('key:k:api', 60000, 1) ON CONFLICT (subject, window_start) DO UPDATE SET count = rate_limits.count + 1`);
     const [window] = await db.rows<{ count: number }>(sql`SELECT count FROM rate_limits WHERE subject = 'key:k:api' AND window_start = 60000`);
     expect(Number(window.count)).toBe(10);
-    const ranked = await db.rows<{ id: string; position: number }>(sql`SELECT s.id, ${positionOf("s")} AS position FROM subscribers s WHERE s.ranked_seq IS NOT NULL`);
-    const order = await db.rows<{ id: string }>(sql`SELECT id FROM subscribers WHERE ranked_seq IS NOT NULL ORDER BY points DESC, ranked_seq ASC`);
-    const expected = new Map(order.map((r, i) => [r.id, i + 1]));
-    expect(ranked.length).toBe(3001);
-    for (const r of ranked) expect([r.id, Number(r.position)]).toEqual([r.id, expected.get(r.id)!]);
+    // all 3,001 ranked now (one added, one confirmed, one removed)
+    await expectPositions(db, bySort(await db.rows(sql.raw(LINE))));
   } finally {
     await db.close();
   }
