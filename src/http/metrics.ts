@@ -176,13 +176,11 @@ function instrumentDatabase(db: Db): void {
   const batched = databaseTime.of("batch", { op: "batch" });
   const tx = databaseTime.of("transaction", { op: "transaction" });
   type Call = (...args: unknown[]) => Promise<unknown>;
-  if (db.d.name === "sqlite") {
-    if (db.$path) db.write = timed(batched, db.write.bind(db) as Call) as Db["write"];
-    return instrumentClient(db.$client, single, batched, tx);
-  }
+  // an in-memory database's writes are the client's transactions, timed with the client below
+  if (db.d.name === "pg" || db.$path) db.write = timed(batched, db.write.bind(db) as Call) as Db["write"];
+  if (db.d.name === "sqlite") return instrumentClient(db.$client, single, batched, tx);
   db.rows = timed(single, db.rows.bind(db) as Call) as Db["rows"];
   db.exec = timed(single, db.exec.bind(db) as Call) as Db["exec"];
-  db.write = timed(batched, db.write.bind(db) as Call) as Db["write"];
   db.tx = timed(tx, db.tx.bind(db) as Call) as Db["tx"];
 }
 
