@@ -1,6 +1,7 @@
 // `bun bench/ab.ts [--n N] [--route PATH] [--rounds R] [--seconds S] A B [C...]`: two or more servers (each a
-// binary's path, or `src` for the source) on databases seeded alike, loaded in turn, round after round, with short
-// loads (sign-up unless --route names a GET path). On this noisy machine a slow minute then falls on every variant
+// binary's path, or `src` for the source, either followed by `?NAME=value&...` for variables of its own) on
+// databases seeded alike (the landing page published), loaded in turn, round after round, with short loads (sign-up
+// unless --route names a GET path). On this noisy machine a slow minute then falls on every variant
 // alike: each round's figure is compared with the first variant's in the same round, and the mean and median of
 // those paired ratios are printed, with the CPU time per request of each server's main thread and whole process.
 import { mkdtempSync, rmSync } from "node:fs";
@@ -8,6 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { BENCH_KEY, seed } from "./seed";
 import { cpuTimes, fmt, load, signUpLoad, startServer, table } from "./lib";
+import { publishPage } from "./reads";
 
 function parse(argv: string[]) {
   const opts = { n: 10_000, route: "", rounds: 10, seconds: 2, variants: [] as string[] };
@@ -36,13 +38,17 @@ try {
   for (const [i, variant] of opts.variants.entries()) {
     const dbUrl = `file:${join(dir, `v${i}.db`)}`;
     await seed(dbUrl, opts.n);
-    servers.push(await startServer(dbUrl, {}, variant === "src" ? undefined : variant));
+    // `src?NAME=value&...` or `path?NAME=value`: that server alone also gets those variables
+    const [what, query] = variant.split("?");
+    servers.push(await startServer(dbUrl, Object.fromEntries(new URLSearchParams(query ?? "")), what === "src" ? undefined : what));
+    await publishPage(servers[i].url);
   }
   const loadOf = (url: string, duration: number) => (opts.route ? { url: url + opts.route, headers: { "x-api-key": BENCH_KEY }, duration } : signUpLoad(url, duration));
   for (const server of servers) await load(loadOf(server.url, 1));
   const rps: number[][] = servers.map(() => []);
   const cpu: number[][] = servers.map(() => []);
   const cpuAll: number[][] = servers.map(() => []);
+  const p99: number[][] = servers.map(() => []);
   for (let round = 0; round < opts.rounds; round++) {
     // each round starts with the next variant, so none always runs first
     for (let k = 0; k < servers.length; k++) {
@@ -50,7 +56,9 @@ try {
       const before = cpuTimes(servers[i].pid);
       const result = await load(loadOf(servers[i].url, opts.seconds));
       const after = cpuTimes(servers[i].pid);
+      if (result.non2xx || result.errors) throw new Error(`${opts.variants[i]}: ${JSON.stringify(result)}`);
       rps[i].push(result.rps);
+      p99[i].push(result.p99);
       cpu[i].push((1e6 * (after.main - before.main)) / result.total);
       cpuAll[i].push((1e6 * (after.all - before.all)) / result.total);
     }
@@ -59,10 +67,10 @@ try {
   console.log(`${what} @64 conns, ${opts.n.toLocaleString("en")} subscribers, ${opts.rounds} rounds of ${opts.seconds} s each`);
   console.log(
     table(
-      ["variant", "mean req/s", "x first (mean / median of rounds)", "CPU per request, median: main thread / process"],
+      ["variant", "mean req/s", "x first (mean / median of rounds)", "p99 ms (median)", "CPU per request, median: main thread / process"],
       opts.variants.map((variant, i) => {
         const paired = rps[i].map((value, round) => value / rps[0][round]);
-        return [variant, fmt(mean(rps[i]), 0), `${fmt(mean(paired))} / ${fmt(median(paired))}`, `${fmt(median(cpu[i]), 1)} / ${fmt(median(cpuAll[i]), 1)} us`];
+        return [variant, fmt(mean(rps[i]), 0), `${fmt(mean(paired))} / ${fmt(median(paired))}`, fmt(median(p99[i]), 1), `${fmt(median(cpu[i]), 1)} / ${fmt(median(cpuAll[i]), 1)} us`];
       }),
     ),
   );

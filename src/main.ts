@@ -13,7 +13,7 @@ import { doctorCommand } from "./cli/doctor";
 import { migrateDbCommand } from "./cli/migrate-db";
 import { versionCommand, versionLine } from "./cli/version";
 import { commandHelp, GENERAL_USAGE, generalHelp, usageLine } from "./cli/help";
-import { serve, serveFlags } from "./cli/serve";
+import { serveFlags } from "./cli/serve-flags";
 
 const SERVE: Command = {
   name: "serve",
@@ -65,6 +65,8 @@ async function main(argv: string[]): Promise<number> {
       return 0;
     }
     if (positionals.length) throw new UsageError(`unexpected argument "${positionals[0]}"${didYouMean(positionals[0], TOP_LEVEL)}`, SERVE);
+    // the server (the app, its pages, jobs and their libraries) is loaded only to serve
+    const { serve } = await import("./cli/serve");
     await serve(flags, env);
     return -1; // keeps running
   }

@@ -2,7 +2,7 @@
 import { Elysia, t } from "elysia";
 import type { Db } from "../db/client";
 import type { apiGuard } from "../http/api";
-import { errorResponses } from "../http/errors";
+import { errorResponses } from "../http/error-schemas";
 import { readCache } from "../db/read-cache";
 import { accountView, createAccountKey, KEY_NAME_MAX, revokeKey, waitlistCount } from "./service";
 

@@ -4,7 +4,7 @@ import type { Config } from "../config";
 import type { Db } from "../db/client";
 import type { apiGuard } from "../http/api";
 import { clientIp } from "../http/client-ip";
-import { errorResponses, ErrorBody, LogViewErrorBody } from "../http/errors";
+import { errorResponses, ErrorBody, LogViewErrorBody } from "../http/error-schemas";
 import { dailyStats, logView, stats, visitorKey } from "./service";
 
 const Params = t.Object({ waitlistKey: t.String() });

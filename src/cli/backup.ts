@@ -3,8 +3,8 @@
 import { closeSync, existsSync, linkSync, mkdirSync, openSync, renameSync, rmSync, statSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { createClient } from "@libsql/client";
+import { isPgUrl } from "../db/client";
 import { databaseSettings, loadConfig } from "../config";
-import { isPgUrl } from "../db/pg";
 import { UsageError } from "./args";
 import { CommandError, type Command } from "./command";
 

@@ -4,8 +4,7 @@ import { copyFileSync, existsSync, linkSync, mkdirSync, renameSync, rmSync, stat
 import { basename, dirname, join, resolve } from "node:path";
 import { createClient } from "@libsql/client";
 import { databaseSettings } from "../config";
-import { databasePath, SCHEMA_VERSION, schemaVersionOf } from "../db/client";
-import { isPgUrl } from "../db/pg";
+import { databasePath, isPgUrl, SCHEMA_VERSION, schemaVersionOf } from "../db/client";
 import { contentsOf, fileStamp } from "./backup";
 
 const PG_RESTORE = "restore is for the embedded database; on PostgreSQL restore a dump with pg_restore (e.g. pg_restore --clean -d \"$DATABASE_URL\" waitlist.dump)";

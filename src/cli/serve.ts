@@ -1,6 +1,6 @@
 // `waitlist serve`: open the database, start the HTTP server and the jobs; SIGTERM drains, checkpoints (embedded) and closes
 // within STOP_BUDGET_MS (DESIGN §8, issue 17). A start-up failure is one line, exit 2, and leaves nothing created.
-import { describeSettings, loadConfig } from "../config";
+import { loadConfig } from "../config";
 import { displayUrl, openDatabase, removeCreatedFiles, type Db } from "../db/client";
 import { checkpoint } from "../db/maintenance";
 import { surviveDriverWriteRace } from "../db/pg";
@@ -10,7 +10,7 @@ import { JOBS, startJobs } from "../jobs";
 import { createDispatcher } from "../outbox/dispatcher";
 import { releaseHeldEmails } from "../outbox/store";
 import { keepMemoryNear } from "../memory";
-import { CommandError, type Flag } from "./command";
+import { CommandError } from "./command";
 import { announceInstance } from "./presence";
 
 /** systemd's TimeoutStopSec is 20 s: the whole stop path (HTTP drain, jobs, outbox drain, checkpoint) ends well before. */
@@ -24,38 +24,6 @@ const MEMORY_BUDGET = 120 * 1024 * 1024;
 const SOCKET_BODY_LIMIT = 4 * 1024 * 1024;
 /** A connection that sends nothing for this long (headers or body trickled, or left idle) is closed. */
 export const IDLE_TIMEOUT_S = 10;
-
-const SETTING_HELP: Record<string, string> = {
-  PORT: "listen port (0: any free port)",
-  HOST: "listen address",
-  DATABASE_URL: "file: (embedded libSQL) or postgres:// (PostgreSQL 14+)",
-  DATABASE_POOL_SIZE: "PostgreSQL connections per instance",
-  DATABASE_SYNC: "full (survives power loss) or normal (survives a crash)",
-  BASE_URL: "public origin used in every URL the service returns (default http://localhost:$PORT)",
-  TRUST_PROXY: "honour X-Forwarded-For from a reverse proxy",
-  SMTP_URL: "smtp://user:pass@host:port or smtps://; unset: emails go to the log",
-  MAIL_FROM: "sender (default Waitlist <noreply@BASE_URL host>)",
-  AI_BASE_URL: "OpenAI-compatible chat-completions endpoint",
-  AI_API_KEY: "its key",
-  AI_MODEL: "its model",
-  AI_TIMEOUT_MS: "past it, generate answers 504",
-  LANDING_PAGE_API: "off: every landing-page endpoint answers 503",
-  LOG_LEVEL: "debug, info, warn or error",
-  WEBHOOK_BLOCK_PRIVATE: "refuse webhook URLs on loopback and private ranges",
-  RATE_LIMITS: "off: no per-key and per-IP limits",
-  BACKUP_DIR: "where `waitlist backup` writes by default; doctor checks the newest backup's age",
-};
-
-/** serve's flags for help and suggestions: one per setting, with its variable and default. */
-export const serveFlags = (): Flag[] =>
-  describeSettings().flatMap((s) =>
-    s.flags.map((name, i) => ({
-      name,
-      value: "VALUE",
-      help: i === 0 ? `${SETTING_HELP[s.env] ?? ""} [${s.env}]`.trim() : `same as --${s.flags[0]}`,
-      fallback: i === 0 && s.fallback !== undefined && s.fallback !== null ? String(s.fallback) : undefined,
-    })),
-  );
 
 function listenFailure(err: unknown, host: string, port: number): CommandError | unknown {
   const code = (err as NodeJS.ErrnoException)?.code;

@@ -8,7 +8,6 @@ import { ownCommits } from "./own-commits";
 import { drizzle } from "drizzle-orm/libsql";
 import type { ChangeStamp, Db } from "./db";
 import { sqliteDialect } from "./dialect";
-import { isPgUrl, openPgDb } from "./pg";
 import { sqliteStore } from "./sqlite-store";
 import { migrations } from "./migrations.gen";
 import { sequentialWrite } from "./db";
@@ -85,6 +84,9 @@ export function databasePath(url: string): string | null {
   return path && path !== ":memory:" ? path : null;
 }
 
+/** Whether a database URL names a PostgreSQL server (the rest: libSQL). */
+export const isPgUrl = (url: string) => /^postgres(ql)?:\/\//i.test(url);
+
 /** A URL fit for a message: no user, password or query (which may carry a token). */
 export const displayUrl = (url: string) => url.replace(/\/\/[^@/]*@/, "//").replace(/\?.*$/, "");
 
@@ -118,7 +120,8 @@ function removePaths(paths: string[]): void {
 }
 
 export async function openDatabase(settings: DbSettings & { statementTimeoutMs?: number }): Promise<Db> {
-  if (isPgUrl(settings.url)) return openPgDb({ url: settings.url, poolSize: settings.poolSize ?? 10, statementTimeoutMs: settings.statementTimeoutMs ?? 30_000 });
+  // PostgreSQL's driver and schema are loaded only for a PostgreSQL URL (a command on a file starts sooner)
+  if (isPgUrl(settings.url)) return (await import("./pg")).openPgDb({ url: settings.url, poolSize: settings.poolSize ?? 10, statementTimeoutMs: settings.statementTimeoutMs ?? 30_000 });
   const path = databasePath(settings.url);
   const isFile = settings.url.startsWith("file:");
   const created = path ? missingPaths(path) : [];

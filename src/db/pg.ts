@@ -15,8 +15,6 @@ import * as schema from "./schema";
 import * as pgSchema from "./schema.pg";
 import { lineOf, type Row, type Store } from "./store";
 
-export const isPgUrl = (url: string) => /^postgres(ql)?:\/\//i.test(url);
-
 export interface PgSettings {
   url: string;
   poolSize: number;

@@ -1,6 +1,6 @@
 // What the public routes answer (pages, links, the form action, docs), for the OpenAPI document: their
 // routes are hidden from the generator or document JSON only, so their statuses, HTML and redirects live here.
-import { ErrorBody, SignUpErrorBody, SignUpRateLimitedBody } from "../http/errors";
+import { ErrorBody, SignUpErrorBody, SignUpRateLimitedBody } from "../http/error-schemas";
 import { HTML, htmlPage, json, LOCATION, plain, rateLimitHeaders, RETRY_AFTER } from "./responses";
 
 type Json = Record<string, any>;

@@ -84,34 +84,3 @@ export function errorBody(shape: ErrorShape, status: number, message: string, da
   if (shape === "signup" && (status === 400 || status === 429)) return { statusCode: status, message, ...extra };
   return { statusCode: status, error: STATUS_TEXT[status] ?? "Error", message, ...extra };
 }
-
-/** OpenAPI descriptions of the error bodies, for routes' `response` maps. */
-import { t } from "elysia";
-
-export const ErrorBody = t.Object(
-  { statusCode: t.Number(), error: t.String(), message: t.String(), data: t.Optional(t.Object({ retry_after: t.Number() })) },
-  { description: "Error: `error` is the status text" },
-);
-export const SignUpErrorBody = t.Object(
-  { statusCode: t.Number(), message: t.String(), data: t.Optional(t.Object({ retry_after: t.Number() })) },
-  { description: "Sign-up 400/429 error" },
-);
-export const LogViewErrorBody = t.Object(
-  { success: t.Literal(false), error: t.Object({ code: t.Literal("invalid_request"), message: t.String() }) },
-  { description: "Log-view 400 error" },
-);
-
-export const errorResponses = (...statuses: number[]) => Object.fromEntries(statuses.map((s) => [s, ErrorBody]));
-
-/** DESIGN §5: a 429 always says when, in whole seconds from 1 to 60. */
-const RetryData = t.Object({ retry_after: t.Integer({ minimum: 1, maximum: 60 }) });
-export const RateLimitedBody = t.Object({ statusCode: t.Literal(429), error: t.String(), message: t.String(), data: RetryData }, { description: "Rate limit exceeded" });
-export const SignUpRateLimitedBody = t.Object({ statusCode: t.Literal(429), message: t.String(), data: RetryData }, { description: "Sign-up rate limit exceeded" });
-
-/** The body schema `errorBody(shape, status, ...)` answers with, for the OpenAPI document (docs/document.ts). */
-export function errorSchema(shape: ErrorShape, status: number) {
-  if (shape === "logview" && status === 400) return LogViewErrorBody;
-  if (status === 429) return shape === "signup" ? SignUpRateLimitedBody : RateLimitedBody;
-  if (shape === "signup" && status === 400) return SignUpErrorBody;
-  return ErrorBody;
-}

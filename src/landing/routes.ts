@@ -3,7 +3,7 @@ import { Elysia, t } from "elysia";
 import type { Config } from "../config";
 import type { Db } from "../db/client";
 import type { apiGuard } from "../http/api";
-import { errorResponses } from "../http/errors";
+import { errorResponses } from "../http/error-schemas";
 import { CreatedPageResponse, CreatePageBody, PageResponse, PatchPageBody, PublishResponse } from "./model";
 import { createPage, findPage, pageView, patchPage, publish } from "./service";
 import { createPreview, PREVIEW_TTL_MS } from "./preview";

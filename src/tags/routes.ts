@@ -4,7 +4,7 @@ import type { Config } from "../config";
 import type { Db } from "../db/client";
 import { TAG_COLORS } from "../db/schema";
 import type { apiGuard } from "../http/api";
-import { errorResponses } from "../http/errors";
+import { errorResponses } from "../http/error-schemas";
 import type { Dispatch } from "../outbox/events";
 import { SubscriberResponse } from "../subscribers/model";
 import { getSubscriber } from "../subscribers/query";

@@ -3,7 +3,7 @@ import { Elysia, t } from "elysia";
 import type { Config } from "../config";
 import type { Db } from "../db/client";
 import type { apiGuard } from "../http/api";
-import { errorResponses } from "../http/errors";
+import { errorResponses } from "../http/error-schemas";
 import { regenerateWaitlistKey } from "../account/service";
 import { CreateWaitlistBody, CreateWaitlistResponse, ListWaitlistsResponse, SettingsPatchBody, SettingsResponse } from "./model";
 import { createWaitlist, listWaitlists, settingsView, updateSettings } from "./service";

@@ -5,7 +5,8 @@ import { now, token } from "../clock";
 import type { Config } from "../config";
 import type { Db } from "../db/client";
 import type { apiGuard } from "../http/api";
-import { badRequest, errorResponses } from "../http/errors";
+import { badRequest } from "../http/errors";
+import { errorResponses } from "../http/error-schemas";
 import { envelope } from "../outbox/render";
 import { deliver } from "./send";
 
