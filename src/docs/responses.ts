@@ -1,6 +1,6 @@
 // Building blocks of the OpenAPI document's responses: the headers every API answer carries, HTML pages,
 // redirects and the error bodies, as plain OpenAPI objects (the parts Elysia's route options can't express).
-import { type ErrorShape } from "../http/errors";
+import type { ErrorShape } from "../http/errors";
 import { errorSchema } from "../http/error-schemas";
 
 type Json = Record<string, any>;
