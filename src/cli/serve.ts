@@ -3,7 +3,6 @@
 import { loadConfig } from "../config";
 import { displayUrl, openDatabase, removeCreatedFiles, type Db } from "../db/client";
 import { checkpoint } from "../db/maintenance";
-import { surviveDriverWriteRace } from "../db/pg";
 import { createLogger } from "../log";
 import { buildApp } from "../app";
 import { JOBS, startJobs } from "../jobs";
@@ -40,7 +39,8 @@ export async function serve(flags: Map<string, string>, env: Record<string, stri
   const log = createLogger(config.logLevel);
   const db: Db = await openDatabase({ url: config.databaseUrl, poolSize: config.databasePoolSize, sync: config.databaseSync });
   // the server outlives a PostgreSQL restart (the driver's write-after-close race; src/db/pg.ts)
-  if (db.d.name === "pg") surviveDriverWriteRace(() => log.warn("database connection lost mid-write; the driver reconnects"));
+  // (loaded by openDatabase for a PostgreSQL URL only: a server on a file never loads the driver)
+  if (db.d.name === "pg") (await import("../db/pg")).surviveDriverWriteRace(() => log.warn("database connection lost mid-write; the driver reconnects"));
   const dispatcher = createDispatcher({ db, config, log });
   const app = buildApp({ config, db, log, dispatcher });
   let presence: ReturnType<typeof announceInstance> | undefined;
