@@ -38,9 +38,6 @@ export async function serve(flags: Map<string, string>, env: Record<string, stri
   const config = loadConfig(env, flags);
   const log = createLogger(config.logLevel);
   const db: Db = await openDatabase({ url: config.databaseUrl, poolSize: config.databasePoolSize, sync: config.databaseSync });
-  // the server outlives a PostgreSQL restart (the driver's write-after-close race; src/db/pg.ts)
-  // (loaded by openDatabase for a PostgreSQL URL only: a server on a file never loads the driver)
-  if (db.d.name === "pg") (await import("../db/pg")).surviveDriverWriteRace(() => log.warn("database connection lost mid-write; the driver reconnects"));
   const dispatcher = createDispatcher({ db, config, log });
   const app = buildApp({ config, db, log, dispatcher });
   let presence: ReturnType<typeof announceInstance> | undefined;

@@ -1,6 +1,7 @@
 // PostgreSQL (issue 18): the connection pool, its migrations, and the Store over it. int8 and numeric come back
 // as numbers (counts, sums and ms times all fit in 2^53); the write batches of an event-loop turn share one
-// transaction (group-commit.ts), run again whole on a serialization failure or deadlock.
+// transaction (group-commit.ts), run again whole on a serialization failure or deadlock. The driver is loaded with
+// a fix of how it loses a connection (pg-driver.ts, through client.ts's loadPg).
 import { fillPlaceholders, Placeholder, type SQL } from "drizzle-orm";
 import { PgDialect } from "drizzle-orm/pg-core";
 import { drizzle } from "drizzle-orm/postgres-js";
@@ -22,6 +23,8 @@ export interface PgSettings {
   statementTimeoutMs: number;
 }
 
+export { postgres };
+
 const RETRIES = 5;
 const toNumber = (v: string) => Number(v);
 
@@ -33,6 +36,10 @@ function pgClient(settings: PgSettings): Sql {
     // PostgreSQL restarts, queries fail fast into 503s instead of queueing behind a sleeping connection
     backoff: (attempt: number) => Math.min(0.05 * 2 ** attempt, 1),
     onnotice: () => {},
+    // no lookup of the array types on each new connection (no column or parameter here is an array): one round
+    // trip less per connection, and none of that lookup's failures while PostgreSQL restarts, which the driver
+    // leaves as unhandled rejections or replays onto the next query (porsager/postgres#1192, #1223)
+    fetch_types: false,
     connection: { statement_timeout: settings.statementTimeoutMs, application_name: "waitlist" },
     types: {
       int8: { to: 20, from: [20], serialize: String, parse: toNumber },
@@ -43,24 +50,6 @@ function pgClient(settings: PgSettings): Sql {
 
 /** The engine's tables under the SQLite module's names and types (the constants come along from schema.ts). */
 const tables = { ...schema, ...pgSchema } as unknown as typeof schema;
-
-/**
- * The driver's one known crash (porsager/postgres#1066, #1154, #1208; unfixed in 3.4.9): a write it queued with
- * setImmediate runs after a closed connection dropped its socket, and the TypeError escapes every caller, killing
- * the process whenever PostgreSQL restarts under load. By then the driver has already rejected the query on that
- * connection with CONNECTION_CLOSED (an answered 503) and reconnects for the next one, so that exception alone is
- * let pass; any other uncaught exception still ends the process, as it would without this listener.
- */
-let guarded = false;
-export function surviveDriverWriteRace(onIgnored: () => void = () => {}): void {
-  if (guarded) return;
-  guarded = true;
-  process.on("uncaughtException", (err) => {
-    if (err instanceof TypeError && /socket\.write|reading 'write'/.test(err.message) && /nextWrite/.test(err.stack ?? "")) return onIgnored();
-    process.stderr.write(`${err?.stack ?? err}\n`);
-    process.exit(1);
-  });
-}
 
 /** PostgreSQL as the services' Db: the builder over the pg-core tables, the Store, retried transactions. */
 export async function openPgDb(settings: PgSettings): Promise<Db> {
