@@ -18,12 +18,14 @@ const MAX_CACHED = 500;
 
 /**
  * A published page as served: its HTML (with the ref slot), its tag (a hash of what is sent, so every instance
- * tags the same page alike) and its gzipped form without a ref, made once per version (issue 19).
+ * tags the same page alike), and its bytes without a ref, plain and gzipped, made once per version (issue 19).
  */
 interface Entry {
   version: string;
   page: RenderedPage;
   tag: string;
+  /** UTF-8, sent as they are: a string would be copied with the ref slot filled and encoded again per request */
+  plain: Uint8Array;
   gzipped: Uint8Array;
   headers: { "content-security-policy": string; "cache-control": string; vary: string };
 }
@@ -32,11 +34,12 @@ interface Entry {
 const REVALIDATE = "no-cache";
 
 function entryOf(version: string, page: RenderedPage): Entry {
-  const plain = withRef(page.html, null);
+  const plain = new TextEncoder().encode(withRef(page.html, null));
   return {
     version,
     page,
     tag: createHash("sha256").update(page.csp).update("\0").update(page.html).digest("base64url").slice(0, 27),
+    plain,
     gzipped: Bun.gzipSync(plain),
     headers: { "content-security-policy": page.csp, "cache-control": REVALIDATE, vary: "accept-encoding" },
   };
@@ -67,7 +70,7 @@ export function createPageServer(deps: { db: Db; config: Config; log: Logger }) 
     });
 
   /** The page as a Response, or (the published page, the common case) its HTML with its headers put in `set`. */
-  async function serve(where: "slug" | "domain", value: string, visitor: Visitor, request: Request, set: { headers: Record<string, unknown> }): Promise<Response | string> {
+  async function serve(where: "slug" | "domain", value: string, visitor: Visitor, request: Request, set: { headers: Record<string, unknown> }): Promise<Response | string | Uint8Array> {
     const head = await headOf(where, value);
     if (!head || head.status !== "published") return plainPage(where, value, visitor);
     const version = `${head.page_version}:${head.updated_at}`;
@@ -86,12 +89,12 @@ export function createPageServer(deps: { db: Db; config: Config; log: Logger }) 
     const etag = code ? `"${entry.tag}-${code}"` : `"${entry.tag}"`;
     // the same bytes as last time (the tag hashes them): the browser shows its copy
     if (request.headers.get("if-none-match")?.split(/\s*,\s*/).includes(etag)) return new Response(null, { status: 304, headers: { etag, "cache-control": REVALIDATE } });
-    // a string: Elysia builds one Response with these headers (a returned Response would be copied to merge them)
+    // bytes or a string: Elysia builds one Response with these headers (a returned Response would be copied to merge them)
     Object.assign(set.headers, PAGE_HEADERS, entry.headers, { etag });
     if (!code && /\bgzip\b/.test(request.headers.get("accept-encoding") ?? "")) {
       return new Response(entry.gzipped, { headers: { ...(set.headers as Record<string, string>), "content-encoding": "gzip" } });
     }
-    return withRef(entry.page.html, code);
+    return code ? withRef(entry.page.html, code) : entry.plain;
   }
 
   /** The page counts its own views, deduplicated like log-view (DESIGN §4); it never waits for the count. */
