@@ -1,11 +1,12 @@
-// PostgreSQL's driver with the server's fix (src/db/pg-driver.ts, preloaded by bunfig.toml): a connection whose
-// socket closes while a write of its waits for the next turn reconnects and answers the next query. Unfixed, the
+// PostgreSQL's driver as installed, mended by `postinstall` (src/db/pg-driver.ts): a connection whose socket
+// closes while a write of its waits for the next turn reconnects and answers the next query. Unmended, the
 // reconnected connection never sends its startup message and the query waits until the connect timeout, again
 // and again (a request with no answer while PostgreSQL restarts under load), or the late write ends the process.
 import { afterEach, expect, test } from "bun:test";
 import net from "node:net";
+import { join } from "node:path";
 import postgres from "postgres";
-import { mendConnectionSource } from "../src/db/pg-driver";
+import { CONNECTION_JS, mendConnectionSource } from "../src/db/pg-driver";
 import { scratchPgUrl } from "./support/pg";
 
 let sql: ReturnType<typeof postgres> | undefined;
@@ -55,6 +56,8 @@ test("a connection lost with a write waiting answers its next queries at once", 
   expect(sockets.length).toBe(4);
 }, 30_000);
 
-test("the fix refuses a driver source it was not made for", () => {
+test("the fix leaves a mended source as it is, and refuses a driver source it was not made for", async () => {
+  const installed = await Bun.file(join(import.meta.dir, "..", CONNECTION_JS)).text();
+  expect(mendConnectionSource(installed)).toBe(installed);
   expect(() => mendConnectionSource("function nextWrite(fn) {}")).toThrow(/check src\/db\/pg-driver.ts against the installed postgres/);
 });

@@ -4,7 +4,7 @@ import { accessSync, constants, existsSync, readdirSync, statfsSync, statSync } 
 import { dirname, join, resolve } from "node:path";
 import { createClient, type Client } from "@libsql/client";
 import { loadConfig, type Config } from "../config";
-import { databasePath, displayUrl, isPgUrl, loadPg, SCHEMA_VERSION, schemaVersionOf } from "../db/client";
+import { databasePath, displayUrl, isPgUrl, SCHEMA_VERSION, schemaVersionOf } from "../db/client";
 import { databaseFileSizes } from "../db/maintenance";
 import { pgMigrations } from "../db/migrations.gen";
 import { clientStore, readTraffic, runningInstances, type MetaStore } from "./presence";
@@ -62,7 +62,7 @@ const ROLLBACK = Symbol("rollback");
 async function pgChecks(config: Config, checks: Check[]): Promise<Opened | null> {
   const where = `PostgreSQL at ${displayUrl(config.databaseUrl)}`;
   // the driver and the PostgreSQL store are loaded only here (every other command starts sooner without them)
-  const { postgres, pgStore } = await loadPg();
+  const [{ default: postgres }, { pgStore }] = await Promise.all([import("postgres"), import("../db/pg")]);
   const client = postgres(config.databaseUrl, { max: 1, connect_timeout: 5, onnotice: () => {}, connection: { application_name: "waitlist doctor" } });
   const close = () => client.end({ timeout: 1 }).catch(() => {});
   try {

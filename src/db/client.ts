@@ -15,7 +15,6 @@ import * as schema from "./schema";
 import { cacheStatements, onEveryConnection } from "./statement-cache";
 import { filledOf } from "./template";
 import { fileWriter } from "./file-writer";
-import { installPgDriverFix } from "./pg-driver";
 import Database from "libsql";
 
 export type { Db } from "./db";
@@ -120,17 +119,9 @@ function removePaths(paths: string[]): void {
   }
 }
 
-/**
- * PostgreSQL's module (the driver, the pg-core schema, the Store), loaded only for a PostgreSQL URL (a command on a
- * file starts sooner), with the driver's fix registered before the driver loads (pg-driver.ts).
- */
-export async function loadPg(): Promise<typeof import("./pg")> {
-  installPgDriverFix();
-  return import("./pg");
-}
-
 export async function openDatabase(settings: DbSettings & { statementTimeoutMs?: number }): Promise<Db> {
-  if (isPgUrl(settings.url)) return (await loadPg()).openPgDb({ url: settings.url, poolSize: settings.poolSize ?? 10, statementTimeoutMs: settings.statementTimeoutMs ?? 30_000 });
+  // PostgreSQL's driver and schema are loaded only for a PostgreSQL URL (a command on a file starts sooner)
+  if (isPgUrl(settings.url)) return (await import("./pg")).openPgDb({ url: settings.url, poolSize: settings.poolSize ?? 10, statementTimeoutMs: settings.statementTimeoutMs ?? 30_000 });
   const path = databasePath(settings.url);
   const isFile = settings.url.startsWith("file:");
   const created = path ? missingPaths(path) : [];

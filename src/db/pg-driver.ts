@@ -1,6 +1,9 @@
-// PostgreSQL's driver (postgres 3.4.9), mended where it loses a connection: a plugin that rewrites its
-// src/connection.js as it loads, in the server from source (Bun.plugin, before the driver's first import) and in
-// the binary (scripts/build.ts). The fixes are the ones proposed upstream (porsager/postgres#1168, #1209; open).
+// PostgreSQL's driver (postgres 3.4.9), mended where it loses a connection: its src/connection.js is rewritten in
+// node_modules after every install (`postinstall`: scripts/mend-driver.ts), which the server from source and the
+// tests load, and again as the binary is bundled (scripts/build.ts), in case an install skipped its scripts. (A
+// runtime Bun.plugin would do it at load time, but with one registered Bun left the macro of
+// subscribers/email.ts unexpanded in some freshly transpiled files.) The fixes are the ones proposed upstream
+// (porsager/postgres#1168, #1209; open).
 //
 // Small writes wait for a setImmediate (`nextWriteTimer`) and collect in `chunk`. When the socket closes with a
 // write waiting, the driver cancels the timer but keeps its handle and the bytes:
@@ -23,8 +26,9 @@ const FIXES: { find: string; times: number; replace: string }[] = [
   { find: "    clearImmediate(nextWriteTimer)\n", times: 2, replace: "    clearImmediate(nextWriteTimer)\n    chunk = nextWriteTimer = null\n" },
 ];
 
-/** The driver's connection.js with the fixes applied; throws when the source is not the one they were made for. */
+/** The driver's connection.js with the fixes applied (as it is if they are); throws when it is not the source they were made for. */
 export function mendConnectionSource(source: string): string {
+  if (FIXES.every(({ replace }) => source.includes(replace))) return source;
   let out = source;
   for (const { find, times, replace } of FIXES) {
     const count = out.split(find).length - 1;
@@ -34,6 +38,10 @@ export function mendConnectionSource(source: string): string {
   return out;
 }
 
+/** The path of the installed driver's connection.js, from a checkout's root. */
+export const CONNECTION_JS = "node_modules/postgres/src/connection.js";
+
+/** For Bun.build: the driver bundled with the fixes. */
 export const pgDriverFix: BunPlugin = {
   name: "postgres-connection-fix",
   setup(build) {
@@ -43,12 +51,3 @@ export const pgDriverFix: BunPlugin = {
     }));
   },
 };
-
-let installed = false;
-
-/** Registers the fix for this process; call it before anything imports `postgres` (a loaded module is not reloaded). */
-export function installPgDriverFix(): void {
-  if (installed) return;
-  installed = true;
-  Bun.plugin(pgDriverFix);
-}

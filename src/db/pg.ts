@@ -1,7 +1,7 @@
 // PostgreSQL (issue 18): the connection pool, its migrations, and the Store over it. int8 and numeric come back
 // as numbers (counts, sums and ms times all fit in 2^53); the write batches of an event-loop turn share one
-// transaction (group-commit.ts), run again whole on a serialization failure or deadlock. The driver is loaded with
-// a fix of how it loses a connection (pg-driver.ts, through client.ts's loadPg).
+// transaction (group-commit.ts), run again whole on a serialization failure or deadlock. The installed driver
+// carries a fix of how it loses a connection (pg-driver.ts).
 import { fillPlaceholders, Placeholder, type SQL } from "drizzle-orm";
 import { PgDialect } from "drizzle-orm/pg-core";
 import { drizzle } from "drizzle-orm/postgres-js";
@@ -22,8 +22,6 @@ export interface PgSettings {
   /** Longest a statement may run before PostgreSQL cancels it. */
   statementTimeoutMs: number;
 }
-
-export { postgres };
 
 const RETRIES = 5;
 const toNumber = (v: string) => Number(v);
