@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { BENCH_KEY, seed } from "./seed";
-import { cpuTimes, fmt, load, signUpLoad, startServer, table } from "./lib";
+import { cpuTimes, fmt, load, signUpLoad, startServer, table, warmUp } from "./lib";
 import { publishPage } from "./reads";
 
 function parse(argv: string[]) {
@@ -44,7 +44,7 @@ try {
     await publishPage(servers[i].url);
   }
   const loadOf = (url: string, duration: number) => (opts.route ? { url: url + opts.route, headers: { "x-api-key": BENCH_KEY }, duration } : signUpLoad(url, duration));
-  for (const server of servers) await load(loadOf(server.url, 1));
+  for (const server of servers) await warmUp(loadOf(server.url, 1));
   const rps: number[][] = servers.map(() => []);
   const cpu: number[][] = servers.map(() => []);
   const cpuAll: number[][] = servers.map(() => []);

@@ -2,7 +2,7 @@
 // bench/run.ts per list size; `bun bench/reads.ts [N]` alone seeds N (default 10,000) and prints just these rows
 // (for profiling: `BENCH_PROFILE=1` runs the server under `bun --cpu-prof`, one profile per route in bench/profiles/).
 import { BENCH_KEY, seed, WAITLIST_KEY } from "./seed";
-import { fmt, load, startServer, table, type LoadResult } from "./lib";
+import { fmt, startServer, table, warmLoad, type LoadResult } from "./lib";
 
 const API = `/api/v1/waitlist/${WAITLIST_KEY}`;
 
@@ -35,7 +35,7 @@ export interface ReadResult {
   result: LoadResult;
 }
 
-/** Each route: a short warm-up, then `duration` seconds at 64 connections; a failed request fails the bench unless `tolerant` (PostgreSQL: counted). */
+/** Each route: its warm-up (lib.ts warmUp), then `duration` seconds at 64 connections; a failed request fails the bench unless `tolerant` (PostgreSQL: counted). */
 export async function measureReads(url: string, n: number, duration: number, tolerant = false): Promise<ReadResult[]> {
   const out: ReadResult[] = [];
   for (const route of readRoutes(n)) {
@@ -43,8 +43,7 @@ export async function measureReads(url: string, n: number, duration: number, tol
     const opts = { url: `${url}${route.path}`, headers: (route.key ? { "x-api-key": BENCH_KEY } : {}) as Record<string, string>, duration };
     const check = await fetch(opts.url, { headers: opts.headers });
     if (!check.ok) throw new Error(`${route.path}: ${check.status} ${await check.text()}`);
-    await load({ ...opts, duration: 1 });
-    const result = await load(opts);
+    const result = await warmLoad(opts);
     if (!tolerant && (result.non2xx || result.errors)) throw new Error(`${route.path} load had failures: ${JSON.stringify(result)}`);
     out.push({ name: route.name, path: route.path, result });
   }

@@ -68,7 +68,7 @@ row("ceiling: raw libSQL insert loop (WAL, FULL)", `${fmt(raw, 0)} inserts/s`);
 /** Sign-up and read throughput @64 conns on one engine's server; failures are counted, not thrown (PostgreSQL). */
 async function throughput(url: string, n: number) {
   const headers = { "x-api-key": BENCH_KEY, "content-type": "application/json" };
-  const signup = await warmLoad({ url: `${url}/api/v1/waitlist/${WAITLIST_KEY}/sign-up`, method: "POST", headers, emailBody: true, duration: DURATION });
+  const signup = await warmLoad(signUpLoad(url, DURATION));
   // a subscriber in the middle of the line: its position is counted, not looked up
   const read = await warmLoad({ url: `${url}/api/v1/waitlist/${WAITLIST_KEY}/subscribers/sub${Math.ceil(n / 2)}`, headers, duration: DURATION });
   return { signup, read, failed: signup.non2xx + signup.errors + read.non2xx + read.errors };
@@ -99,7 +99,7 @@ for (const n of SIZES) {
   );
   getP50[n] = get.p50;
   listP50[n] = list.p50;
-  const signup = await warmLoad({ url: `${server.url}/api/v1/waitlist/${WAITLIST_KEY}/sign-up`, method: "POST", headers, emailBody: true, duration: DURATION });
+  const signup = await warmLoad(signUpLoad(server.url, DURATION));
   if (signup.non2xx || signup.errors) throw new Error(`sign-up load had failures: ${JSON.stringify(signup)}`);
   signupRps[n] = signup.rps;
   row(`sign-up @64 conns, ${label} subscribers`, `${fmt(signup.rps, 0)} req/s`, fmt(signup.p50, 1), fmt(signup.p99, 1), fmt(signup.rps / base.rps, 3));
@@ -112,7 +112,7 @@ for (const n of SIZES) {
   if (n === SIZES[0]) {
     await server.stop();
     const normal = await startServer(dbUrl, { DATABASE_SYNC: "normal" });
-    const fast = await warmLoad({ url: `${normal.url}/api/v1/waitlist/${WAITLIST_KEY}/sign-up`, method: "POST", headers, emailBody: true, duration: DURATION });
+    const fast = await warmLoad(signUpLoad(normal.url, DURATION));
     row(`sign-up @64 conns, ${label}, DATABASE_SYNC=normal`, `${fmt(fast.rps, 0)} req/s`, fmt(fast.p50, 1), fmt(fast.p99, 1), fmt(fast.rps / base.rps, 3));
     Object.assign(server, normal);
     const views = await load({ url: `${server.url}/api/v1/waitlist/${WAITLIST_KEY}/log-view`, method: "POST", headers, body: "{}", duration: DURATION });

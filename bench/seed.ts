@@ -7,6 +7,8 @@ import { openDatabase } from "../src/db/client";
 
 export const BENCH_KEY = "wl_acct_benchbenchbenchbenchbenchbenchbenchbench";
 export const WAITLIST_KEY = "benchwaitlist";
+/** A second waitlist of the same account, empty: sign-up loads warm up on it (lib.ts warmUp). */
+export const WARM_WAITLIST_KEY = "warmwaitlist";
 
 export async function seed(url: string, n: number): Promise<void> {
   // seeding a million rows runs statements far longer than a request may (the service cancels those at 30 s)
@@ -16,7 +18,8 @@ export async function seed(url: string, n: number): Promise<void> {
     sql`INSERT INTO api_keys (id, account_id, name, hash, created_at) VALUES ('key_bench', 'acct_bench', 'bench', ${sha256Hex(BENCH_KEY)}, 0)`,
     sql`INSERT INTO waitlists (id, account_id, key, slug, name, referral_enabled, welcome_subject, welcome_body, confirmation_subject,
       confirmation_body, signing_secret, created_at, updated_at)
-      VALUES ('wl_bench', 'acct_bench', ${WAITLIST_KEY}, 'bench', 'Bench', TRUE, 's', 'b', 's', 'b', 'x', 0, 0)`,
+      VALUES ('wl_bench', 'acct_bench', ${WAITLIST_KEY}, 'bench', 'Bench', TRUE, 's', 'b', 's', 'b', 'x', 0, 0),
+        ('wl_warm', 'acct_bench', ${WARM_WAITLIST_KEY}, 'warm', 'Warm', TRUE, 's', 'b', 's', 'b', 'x', 0, 0)`,
   ]);
   // points: most at the sign-up 50, a tail with referrals, like a real referral program
   // PostgreSQL: every row's trigger updates the one waitlist row, and a statement's own updates of one row pile
