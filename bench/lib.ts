@@ -64,8 +64,20 @@ export interface LoadResult {
   timeouts: number;
 }
 
+/** A load at `url`; `warmUrl`, where its warm-up goes instead (warmUp). */
+export interface LoadOptions {
+  url: string;
+  method?: string;
+  headers?: Record<string, string>;
+  connections?: number;
+  duration?: number;
+  emailBody?: boolean;
+  body?: string;
+  warmUrl?: string;
+}
+
 /** Runs bench/load.cjs (autocannon under Node) and returns its figures. */
-export async function load(opts: { url: string; method?: string; headers?: Record<string, string>; connections?: number; duration?: number; emailBody?: boolean; body?: string }): Promise<LoadResult> {
+export async function load(opts: LoadOptions): Promise<LoadResult> {
   const proc = Bun.spawn(["node", join(ROOT, "bench", "load.cjs"), JSON.stringify(opts)], { cwd: ROOT, stdout: "pipe", stderr: "inherit" });
   const out = await new Response(proc.stdout).text();
   if ((await proc.exited) !== 0) throw new Error(`load generator failed: ${out}`);
@@ -110,11 +122,11 @@ const WARM_MAX_SECONDS = 10;
  * Unmeasured load first, until WARM_REQUESTS have been served (in 1 s steps, at most WARM_MAX_SECONDS), so that the
  * measured load meets the server's code as it runs for good. JavaScriptCore optimizes a function after a count of
  * its calls, not after a time: one second was 50,000 requests of the bare route but 6,000-8,000 sign-ups, whose code
- * (handler, validation, statements) was still being compiled through the next seconds (bench/README.md). A sign-up
- * load warms up on the bench's second waitlist, so the measured one still holds the size it was seeded with.
+ * (handler, validation, statements) was still being compiled through the next seconds (bench/README.md). A load
+ * with a `warmUrl` warms up there (signUpLoad: the bench's second waitlist, so the measured one keeps its size).
  */
-export async function warmUp(opts: Parameters<typeof load>[0]): Promise<void> {
-  const warm = opts.emailBody ? { ...opts, url: opts.url.replace(`/${WAITLIST_KEY}/`, `/${WARM_WAITLIST_KEY}/`) } : opts;
+export async function warmUp(opts: LoadOptions): Promise<void> {
+  const warm = { ...opts, url: opts.warmUrl ?? opts.url };
   let served = 0;
   for (let s = 0; s < WARM_MAX_SECONDS && served < WARM_REQUESTS; s++) {
     const r = await load({ ...warm, duration: 1 });
@@ -124,7 +136,7 @@ export async function warmUp(opts: Parameters<typeof load>[0]): Promise<void> {
 }
 
 /** A load measured after its warm-up. */
-export async function warmLoad(opts: Parameters<typeof load>[0]) {
+export async function warmLoad(opts: LoadOptions) {
   await warmUp(opts);
   return load(opts);
 }
@@ -133,7 +145,7 @@ export async function warmLoad(opts: Parameters<typeof load>[0]) {
  * A load measured like `warmLoad`, with the server's memory sampled every 100 ms after the warm-up (the highest
  * sample) and the CPU seconds it used meanwhile (cpuTimes: main thread, all threads).
  */
-export async function sampledLoad(pid: number, opts: Parameters<typeof load>[0]): Promise<{ result: LoadResult; rss: number; cpu: { main: number; all: number } }> {
+export async function sampledLoad(pid: number, opts: LoadOptions): Promise<{ result: LoadResult; rss: number; cpu: { main: number; all: number } }> {
   await warmUp(opts);
   let rss = 0;
   const sampler = setInterval(() => void rssMb(pid).then((mb) => (rss = Math.max(rss, mb)), () => {}), 100);
@@ -148,8 +160,10 @@ export async function sampledLoad(pid: number, opts: Parameters<typeof load>[0])
 }
 
 /** The bench waitlist's sign-up load (a new email each request). */
-export const signUpLoad = (url: string, duration: number) => ({
+export const signUpLoad = (url: string, duration: number): LoadOptions => ({
   url: `${url}/api/v1/waitlist/${WAITLIST_KEY}/sign-up`,
+  // its warm-up signs up on the second waitlist
+  warmUrl: `${url}/api/v1/waitlist/${WARM_WAITLIST_KEY}/sign-up`,
   method: "POST",
   headers: { "x-api-key": BENCH_KEY, "content-type": "application/json" },
   emailBody: true,
