@@ -27,14 +27,26 @@ export async function startServer(dbUrl: string, env: Record<string, string> = {
     buffer += decoder.decode(value);
     const m = buffer.match(/"msg":"listening".*?"port":(\d+)/);
     if (m) {
-      // keep draining stdout so request logs never block the server
+      // keep draining stdout so request logs never block the server; the last few lines of failed requests are kept
+      // (a load's figures only count them)
+      const failures: string[] = [];
       (async () => {
-        while (!(await reader.read()).done);
+        for (;;) {
+          const { value, done } = await reader.read();
+          if (done) break;
+          const text = decoder.decode(value);
+          if (!FAILED.test(text)) continue;
+          for (const line of text.split("\n")) if (FAILED.test(line)) failures.push(line.slice(0, 500));
+          failures.splice(0, failures.length - 5);
+        }
       })();
-      return { url: `http://127.0.0.1:${m[1]}`, pid: proc.pid, stop: async () => (proc.kill("SIGTERM"), await proc.exited) };
+      return { url: `http://127.0.0.1:${m[1]}`, pid: proc.pid, failures, stop: async () => (proc.kill("SIGTERM"), await proc.exited) };
     }
   }
 }
+
+/** A request log line of a failed request (DESIGN §8: every request's line carries its status), or an error line. */
+const FAILED = /"status":[45]\d\d|"level":"error"/;
 
 export function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];

@@ -43,13 +43,22 @@ const base62 = (n: number, width: number): string => {
  * more than halved the bytes a sign-up's commit writes (bench/README.md). For keys whose creation
  * time may be known (ids, tokens with >= 90 random bits).
  */
-export const sortableToken = (length: number): string => base62(now(), 8) + token(length - 8);
+export const sortableToken = (length: number): string => timePrefix(now()) + token(length - 8);
+
+/** The last millisecond's and second's base62 forms: a sign-up makes three tokens, and a busy second thousands. */
+let lastMs = -1;
+let lastMsText = "";
+let lastSecond = -1;
+let lastSecondText = "";
+const timePrefix = (ms: number): string => (ms === lastMs ? lastMsText : ((lastMs = ms), (lastMsText = base62(ms, 8))));
+const secondPrefix = (second: number): string =>
+  second === lastSecond ? lastSecondText : ((lastSecond = second), (lastSecondText = base62(second, 2)));
 
 /**
  * A random base62 code whose first 2 characters change once a second (cycling every ~64 minutes):
  * codes drawn in the same second share an index page, yet they read as random and reveal no order.
  */
-export const clusteredCode = (length: number): string => base62(Math.floor(now() / 1000), 2) + token(length - 2);
+export const clusteredCode = (length: number): string => secondPrefix(Math.floor(now() / 1000)) + token(length - 2);
 
 /** Bun's one-call form: a third less than node:crypto's createHash chain (~1 us), and every API request hashes its key. */
 export const sha256Hex = (value: string): string => Bun.CryptoHasher.hash("sha256", value, "hex") as string;

@@ -241,7 +241,7 @@ const locks = (db: Db, referrerId: string | null, waitlistId: string): SQL[] =>
  * again to an address still pending, but only under the caps (issue 16), decided in this transaction.
  */
 async function insertPending(db: Db, waitlist: Waitlist, id: string, b: Base, out: Outgoing) {
-  const isNew = sql`EXISTS (SELECT 1 FROM subscribers WHERE id = ${id})`;
+  const isNew = rowExists({ id });
   webhookEvent(out, waitlist, "subscriber.pending", id, isNew);
   cappedConfirmation(db.d, out, waitlist, b.email, b.at);
   // pending: nothing ranked changes; only a referrer's row needs holding (and the line's lock before it)
@@ -263,7 +263,7 @@ async function insertConfirmed(
   referral: { referrerId: string; reason: FraudReason | null } | null,
   out: Outgoing,
 ) {
-  const isNew = sql`EXISTS (SELECT 1 FROM subscribers WHERE id = ${id})`;
+  const isNew = rowExists({ id });
   const first = locks(db, b.referrerId, waitlist.id);
   const results = await db.write([
     ...first,
@@ -274,6 +274,9 @@ async function insertConfirmed(
   // the insert answers, or (referred) the new row read again at the end; nothing when the email was there already
   return (referral ? results[results.length - 1] : results[first.length]) as unknown as SignUpRow[];
 }
+
+/** The condition of what a sign-up writes besides its row: the row is there (a repeat email inserted none). */
+const rowExists = statementTemplate(["id"], (v) => sql`EXISTS (SELECT 1 FROM subscribers WHERE id = ${v.id})`);
 
 const signUpPoints = (w: Waitlist) => (w.referralEnabled ? w.signupPoints : 0);
 

@@ -1,0 +1,73 @@
+// The read cache's loads (src/db/read-cache.ts): requests that miss together at one stamp read the database once;
+// a later stamp is read afresh. The caches' correctness across instances is tested end to end (read-cache.e2e).
+import { describe, expect, test } from "bun:test";
+import { readCache } from "../src/db/read-cache";
+
+/** A database whose change stamp the test moves, and a load that counts its reads and resolves when told. */
+function setup() {
+  let stamp: string | null = "1:10:7";
+  const db = { changeStamp: () => stamp, ownCommits: null };
+  let reads = 0;
+  const pending: ((value: string) => void)[] = [];
+  const load = () => {
+    reads++;
+    return new Promise<string>((resolve) => pending.push(resolve));
+  };
+  return {
+    cache: readCache<string, string>(db, { max: 10 }),
+    load,
+    reads: () => reads,
+    setStamp: (s: string | null) => (stamp = s),
+    resolveAll: (value: string) => pending.splice(0).forEach((resolve) => resolve(value)),
+  };
+}
+
+describe("readCache loads", () => {
+  test("requests that miss one key at the same stamp wait for one read, and all get its value", async () => {
+    const s = setup();
+    const gets = [s.cache.get("k", s.load), s.cache.get("k", s.load), s.cache.get("k", s.load)];
+    await Promise.resolve();
+    s.resolveAll("v1");
+    expect(await Promise.all(gets)).toEqual(["v1", "v1", "v1"]);
+    expect(s.reads()).toBe(1);
+    // kept: the next request at that stamp reads nothing
+    expect(await s.cache.get("k", s.load)).toBe("v1");
+    expect(s.reads()).toBe(1);
+  });
+
+  test("a request at a later stamp does not take a read begun before it: it reads again", async () => {
+    const s = setup();
+    const first = s.cache.get("k", s.load);
+    await Promise.resolve();
+    s.setStamp("2:11:7");
+    const second = s.cache.get("k", s.load);
+    await Promise.resolve();
+    expect(s.reads()).toBe(2);
+    s.resolveAll("v2");
+    expect(await Promise.all([first, second])).toEqual(["v2", "v2"]);
+  });
+
+  test("without a stamp (a commit under way) every request reads for itself", async () => {
+    const s = setup();
+    s.setStamp(null);
+    const gets = [s.cache.get("k", s.load), s.cache.get("k", s.load)];
+    await Promise.resolve();
+    s.resolveAll("v");
+    await Promise.all(gets);
+    expect(s.reads()).toBe(2);
+  });
+
+  test("a failed read fails the requests that waited for it, and the next request reads again", async () => {
+    const s = setup();
+    let reads = 0;
+    const failing = () => (reads++, Promise.reject(new Error("database unavailable")));
+    const settled = await Promise.allSettled([s.cache.get("k", failing), s.cache.get("k", failing)]);
+    expect(settled.map((r) => r.status === "rejected" && (r.reason as Error).message)).toEqual(["database unavailable", "database unavailable"]);
+    expect(reads).toBe(1);
+    const again = s.cache.get("k", s.load);
+    await Promise.resolve();
+    s.resolveAll("v");
+    expect(await again).toBe("v");
+    expect(s.reads()).toBe(1);
+  });
+});
