@@ -56,7 +56,7 @@ try {
       const before = cpuTimes(servers[i].pid);
       const result = await load(loadOf(servers[i].url, opts.seconds));
       const after = cpuTimes(servers[i].pid);
-      if (result.non2xx || result.errors) throw new Error(`${opts.variants[i]}: ${JSON.stringify(result)}\n${servers[i].failures.join("\n")}`);
+      if (result.non2xx || result.errors) throw new Error(`${opts.variants[i]}: ${JSON.stringify(result)}\n${servers[i].failures().join("\n")}`);
       rps[i].push(result.rps);
       p99[i].push(result.p99);
       cpu[i].push((1e6 * (after.main - before.main)) / result.total);

@@ -30,23 +30,29 @@ export async function startServer(dbUrl: string, env: Record<string, string> = {
       // keep draining stdout so request logs never block the server; the last few lines of failed requests are kept
       // (a load's figures only count them)
       const failures: string[] = [];
+      const errors: string[] = [];
       (async () => {
         for (;;) {
           const { value, done } = await reader.read();
           if (done) break;
           const text = decoder.decode(value);
-          if (!FAILED.test(text)) continue;
-          for (const line of text.split("\n")) if (FAILED.test(line)) failures.push(line.slice(0, 500));
-          failures.splice(0, failures.length - 5);
+          if (!FAILED.test(text) && !ERROR.test(text)) continue;
+          for (const line of text.split("\n")) {
+            if (ERROR.test(line)) errors.push(line.slice(0, 2000));
+            else if (FAILED.test(line)) failures.push(line.slice(0, 500));
+          }
+          failures.splice(0, failures.length - 3);
+          errors.splice(0, errors.length - 3);
         }
       })();
-      return { url: `http://127.0.0.1:${m[1]}`, pid: proc.pid, failures, stop: async () => (proc.kill("SIGTERM"), await proc.exited) };
+      return { url: `http://127.0.0.1:${m[1]}`, pid: proc.pid, failures: () => [...errors, ...failures], stop: async () => (proc.kill("SIGTERM"), await proc.exited) };
     }
   }
 }
 
-/** A request log line of a failed request (DESIGN §8: every request's line carries its status), or an error line. */
-const FAILED = /"status":[45]\d\d|"level":"error"/;
+/** A request log line of a failed request (DESIGN §8: every request's line carries its status); an error's line. */
+const FAILED = /"status":[45]\d\d/;
+const ERROR = /"level":"(?:error|warn)"/;
 
 export function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
