@@ -27,8 +27,8 @@ export async function startServer(dbUrl: string, env: Record<string, string> = {
     buffer += decoder.decode(value);
     const m = buffer.match(/"msg":"listening".*?"port":(\d+)/);
     if (m) {
-      // keep draining stdout so request logs never block the server; the last few lines of failed requests are kept
-      // (a load's figures only count them)
+      // keep draining stdout so request logs never block the server; the last few error lines and lines of failed
+      // requests are kept (a load's figures only count them)
       const failures: string[] = [];
       const errors: string[] = [];
       (async () => {

@@ -45,7 +45,7 @@ const base62 = (n: number, width: number): string => {
  */
 export const sortableToken = (length: number): string => timePrefix(now()) + token(length - 8);
 
-/** The last millisecond's and second's base62 forms: a sign-up makes three tokens, and a busy second thousands. */
+/** The last millisecond's and second's base62 forms: a sign-up draws two sortable tokens and a code, a busy second thousands. */
 let lastMs = -1;
 let lastMsText = "";
 let lastSecond = -1;
