@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { BENCH_KEY, seed } from "./seed";
-import { cpuTimes, fmt, load, signUpLoad, startServer, table, warmUp } from "./lib";
+import { cpuTimes, failedLoad, fmt, load, signUpLoad, startServer, table, warmUp } from "./lib";
 import { publishPage } from "./reads";
 
 function parse(argv: string[]) {
@@ -56,7 +56,7 @@ try {
       const before = cpuTimes(servers[i].pid);
       const result = await load(loadOf(servers[i].url, opts.seconds));
       const after = cpuTimes(servers[i].pid);
-      if (result.non2xx || result.errors) throw new Error(`${opts.variants[i]}: ${JSON.stringify(result)}\n${servers[i].failures().join("\n")}`);
+      if (result.non2xx || result.errors) throw failedLoad(opts.variants[i], result, servers[i]);
       rps[i].push(result.rps);
       p99[i].push(result.p99);
       cpu[i].push((1e6 * (after.main - before.main)) / result.total);

@@ -32,12 +32,14 @@ export async function startServer(dbUrl: string, env: Record<string, string> = {
       const failures: string[] = [];
       const errors: string[] = [];
       (async () => {
+        // a chunk may end inside a line: its end waits for the next chunk
+        let rest = "";
         for (;;) {
           const { value, done } = await reader.read();
           if (done) break;
-          const text = decoder.decode(value);
-          if (!FAILED.test(text) && !ERROR.test(text)) continue;
-          for (const line of text.split("\n")) {
+          const lines = (rest + decoder.decode(value, { stream: true })).split("\n");
+          rest = lines.pop()!;
+          for (const line of lines) {
             if (ERROR.test(line)) errors.push(line.slice(0, 2000));
             else if (FAILED.test(line)) failures.push(line.slice(0, 500));
           }
@@ -53,6 +55,10 @@ export async function startServer(dbUrl: string, env: Record<string, string> = {
 /** A request log line of a failed request (DESIGN §8: every request's line carries its status); an error's line. */
 const FAILED = /"status":[45]\d\d/;
 const ERROR = /"level":"(?:error|warn)"/;
+
+/** A load that had failures, as an error naming it, with the server's last error lines and failed requests' lines. */
+export const failedLoad = (what: string, result: LoadResult, server: { failures: () => string[] }) =>
+  new Error(`${what} had failures: ${JSON.stringify(result)}\n${server.failures().join("\n")}`);
 
 export function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];

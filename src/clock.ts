@@ -45,14 +45,14 @@ const base62 = (n: number, width: number): string => {
  */
 export const sortableToken = (length: number): string => timePrefix(now()) + token(length - 8);
 
-/** The last millisecond's and second's base62 forms: a sign-up draws two sortable tokens and a code, a busy second thousands. */
-let lastMs = -1;
-let lastMsText = "";
-let lastSecond = -1;
-let lastSecondText = "";
-const timePrefix = (ms: number): string => (ms === lastMs ? lastMsText : ((lastMs = ms), (lastMsText = base62(ms, 8))));
-const secondPrefix = (second: number): string =>
-  second === lastSecond ? lastSecondText : ((lastSecond = second), (lastSecondText = base62(second, 2)));
+/** `base62(n, width)` made again only when `n` changes: a sign-up draws two sortable tokens and a code, a busy second thousands. */
+function lastBase62(width: number): (n: number) => string {
+  let last = -1;
+  let text = "";
+  return (n) => (n === last ? text : ((last = n), (text = base62(n, width))));
+}
+const timePrefix = lastBase62(8);
+const secondPrefix = lastBase62(2);
 
 /**
  * A random base62 code whose first 2 characters change once a second (cycling every ~64 minutes):
