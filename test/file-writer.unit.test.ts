@@ -145,3 +145,37 @@ test("a COMMIT that fails (a deferred foreign key) rejects with SQLite's codes, 
     setup.close();
   }
 });
+
+test("a run of one rows template's INSERTs runs as one statement: each answers its own row, a conflict none, places 1..n", async () => {
+  const { statementTemplate } = await import("../src/db/template");
+  const { toStatement } = await import("../src/db/client");
+  const { sql } = await import("drizzle-orm");
+  const insert = statementTemplate(
+    ["id", "n", "place"] as const,
+    (v, row) => sql`INSERT INTO t (id, n, note) VALUES ${row(sql`(${v.id}, ${v.n}, 'place ' || CAST(${v.place} AS INTEGER))`)} ON CONFLICT (id) DO NOTHING RETURNING id, n, note`,
+    { oneRow: true, rows: { key: "id", place: "place" } },
+  );
+  const db = { dialect: sqliteDialect } as never;
+  const statement = (id: string, n: number) => toStatement(db, insert({ id, n, place: 1 }));
+  // a row there already, then a run of four (one of them that row again), a plain statement, and a run of one
+  await writer.transaction([statement("r0", 0)]);
+  const results = await writer.transaction([
+    statement("r1", 1),
+    statement("r0", 9),
+    statement("r2", 2),
+    statement("r3", 3),
+    "UPDATE t SET flag = 1 WHERE id = 'r1'",
+    statement("r4", 4),
+  ]);
+  expect(results.map((r) => r.rows.map((row) => ({ ...row }) as Record<string, unknown>))).toEqual([
+    [{ id: "r1", n: 1, note: "place 1" }],
+    [],
+    [{ id: "r2", n: 2, note: "place 3" }],
+    [{ id: "r3", n: 3, note: "place 4" }],
+    [],
+    [{ id: "r4", n: 4, note: "place 1" }],
+  ]);
+  expect(results[4].rowsAffected).toBe(1);
+  const { rows } = await writerFile.execute("SELECT id, n, flag FROM t WHERE id LIKE 'r%' ORDER BY id");
+  expect(rows.map((r) => [r.id, r.n, r.flag])).toEqual([["r0", 0, null], ["r1", 1, 1], ["r2", 2, null], ["r3", 3, null], ["r4", 4, null]]);
+});

@@ -103,3 +103,23 @@ test("one address signing up to 8 double opt-in waitlists at once gets 3 confirm
   expect(await count(sql`SELECT count(*) AS n FROM outbox WHERE topic = 'confirmation' AND waitlist_id IN ${ids}`)).toBe(3);
   expect(await count(sql`SELECT count(*) AS n FROM confirmation_sends WHERE email = 'many@x.io'`)).toBe(3);
 });
+
+test("sign-ups of one turn on a waitlist without webhooks or welcome email (one INSERT of many rows on the embedded file): positions 1..n in the order of their confirmation numbers, a repeated email one subscriber", async () => {
+  await db.exec(sql`INSERT INTO waitlists (id, account_id, key, slug, name, welcome_subject, welcome_body, confirmation_subject, confirmation_body,
+    signing_secret, validate_emails, referral_enabled, signup_points, created_at, updated_at)
+    VALUES ('rows', 'a', 'k-rows', 's-rows', 'n-rows', '', '', '', '', '', FALSE, TRUE, 50, 0, 0)`);
+  const [w] = (await db.select().from(db.t.waitlists).where(eq(db.t.waitlists.id, "rows"))) as Waitlist[];
+  const emails = [...Array.from({ length: 30 }, (_, i) => `m${i}@x.io`), "m3@x.io", "m7@x.io"];
+  const answers = await Promise.all(emails.map((email) => join(w, { email })));
+  expect(answers.filter((a) => a.is_new_sign_up)).toHaveLength(30);
+  expect(answers.map((a) => a.position).sort((a, b) => a! - b!)).toEqual([...Array.from({ length: 30 }, (_, i) => i + 1), 4, 8].sort((a, b) => a - b));
+  // the repeats answer with the subscriber the first sign-up made
+  for (const [i, repeat] of [[3, 30], [7, 31]]) expect(answers[repeat].referral_code).toBe(answers[i].referral_code);
+  const rows = await db.rows<{ email: string; seq: number }>(sql`SELECT email, seq FROM subscribers WHERE waitlist_id = 'rows' ORDER BY seq`);
+  expect(rows).toHaveLength(30);
+  expect(new Set(rows.map((r) => r.seq)).size).toBe(30);
+  // each answer's position is its place in the order of confirmation numbers (all have the same points)
+  const answered = new Map(emails.slice(0, 30).map((email, i) => [email, answers[i].position]));
+  expect(rows.map((r) => answered.get(r.email))).toEqual(Array.from({ length: 30 }, (_, i) => i + 1));
+  expect(await db.rows(sql`SELECT subscribers_count, last_seq FROM waitlists WHERE id = 'rows'`)).toEqual([{ subscribers_count: 30, last_seq: rows[29].seq }]);
+});

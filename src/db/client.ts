@@ -30,8 +30,10 @@ export const toStatement = (db: Db, query: SQL): InStatement => {
   const filled = filledOf(query);
   if (filled) {
     const statement = { sql: filled.text, args: filled.args as any[] };
-    // the file writer steps it once (file-writer.ts); other engines see a plain statement
-    return filled.oneRow ? Object.assign(statement, { oneRow: true }) : statement;
+    // the file writer steps it once, and merges a run of one INSERT template's rows (file-writer.ts); other engines
+    // see a plain statement
+    if (filled.oneRow) Object.assign(statement, { oneRow: true });
+    return filled.rows ? Object.assign(statement, { rows: filled.rows }) : statement;
   }
   const parts: string[] = [];
   const args: any[] = [];

@@ -11,6 +11,7 @@ import AsyncDatabase from "libsql/promise";
 import { LibsqlError, type InArgs, type InStatement, type InValue, type ResultSet, type Row } from "@libsql/client";
 // the client's own result type (its toJSON included), from the package it is built on
 import { ResultSetImpl } from "@libsql/core/util";
+import type { Rows } from "./template";
 
 interface Prepared {
   stmt: any;
@@ -32,6 +33,11 @@ const KEPT = 256;
 
 /** toStatement marks a filled template that returns one row or none (statementTemplate's `oneRow`). */
 const isOneRow = (statement: InStatement) => typeof statement === "object" && (statement as { oneRow?: boolean }).oneRow === true;
+/** And one whose consecutive fillings may run as one INSERT of many rows (statementTemplate's `rows`). */
+const rowsOf = (statement: InStatement): Rows | undefined => (typeof statement === "object" ? (statement as { rows?: Rows }).rows : undefined);
+
+/** The most rows one merged INSERT takes: each count is a statement of its own to prepare and keep. */
+const MAX_ROWS = 64;
 
 /** `timeout` as the client's (its busy timeout); the connection's pragmas come with its first statement (statement-cache.ts). */
 export function fileWriter(path: string, timeout: number): FileWriter {
@@ -82,12 +88,50 @@ export function fileWriter(path: string, timeout: number): FileWriter {
     return new ResultSetImpl([], [], [], info.changes, BigInt(info.lastInsertRowid));
   };
 
+  /**
+   * A run of one template's INSERTs as one INSERT of their rows (issue 19): a sign-up's INSERT cost ~15% less a row
+   * that way in a loop, its triggers and RETURNING run row by row as before (each row's RETURNING sees the rows
+   * before it, the k-th row's seq is last_seq + k). Each statement's answer is its row, found by its key, or none.
+   */
+  const executeRows = (run: InStatement[], rows: Rows): ResultSet[] => {
+    const args: unknown[] = [];
+    const keys: unknown[] = [];
+    run.forEach((statement, k) => {
+      const values = argsToSql((statement as { args: InArgs }).args) as unknown[];
+      if (rows.placeIndex >= 0) values[rows.placeIndex] = k + 1;
+      keys.push(values[rows.keyIndex]);
+      for (const value of values) args.push(value);
+    });
+    const { stmt, reader } = prepare(rows.text(run.length));
+    if (!reader) throw new Error("a rows template returns its rows");
+    const byKey = new Map<unknown, Row>();
+    for (const values of stmt.all(args) as unknown[][]) byKey.set(values[0], reader.rowOf(values));
+    return keys.map((key) => {
+      const row = byKey.get(key);
+      return new ResultSetImpl(reader.columns, reader.columnTypes, row ? [row] : [], 0, undefined);
+    });
+  };
+
+  /** The statements in order, each run of one rows template's INSERTs as one statement. */
+  const executeAll = (statements: InStatement[]): ResultSet[] => {
+    const results: ResultSet[] = [];
+    for (let i = 0; i < statements.length; ) {
+      const rows = rowsOf(statements[i]);
+      let end = i + 1;
+      if (rows) while (end < statements.length && end - i < MAX_ROWS && rowsOf(statements[end]) === rows) end++;
+      if (end - i > 1) results.push(...executeRows(statements.slice(i, end), rows!));
+      else results.push(execute(statements[i]));
+      i = end;
+    }
+    return results;
+  };
+
   return {
     async transaction(statements) {
       try {
         plain("BEGIN IMMEDIATE");
         try {
-          const results = statements.map(execute);
+          const results = executeAll(statements);
           await (committing = commitOffThread());
           return results;
         } finally {

@@ -6,45 +6,77 @@ import { Placeholder, SQL, StringChunk, sql } from "drizzle-orm";
 
 const FILLED = Symbol("filled template");
 
+/**
+ * Consecutive fillings of one INSERT template, run as one INSERT of many rows (issue 19): the embedded writer merges a
+ * group's run of them (file-writer.ts). Its text for `n` rows, which of a row's values is its key (the first column
+ * RETURNING gives, by which each filling finds its row) and which is its place among the rows (1 for one alone).
+ */
+export interface Rows {
+  text(n: number): string;
+  keyIndex: number;
+  placeIndex: number;
+  /** Values per row. */
+  width: number;
+}
+
 interface Filled {
   /** The text with `?` for each value (SQLite's form). */
   text: string;
   args: unknown[];
   /** The statement returns one row or none (an INSERT of one row with RETURNING): the writer steps it once. */
   oneRow: boolean;
+  rows?: Rows;
 }
 
 /** The text and values of a filled template, for the embedded engine; undefined for any other statement. */
 export const filledOf = (query: SQL): Filled | undefined => (query as { [FILLED]?: Filled })[FILLED];
+
+/** Fragments `row()` marked as the VALUES row of an INSERT template. */
+const ROW_MARKS = new WeakSet<SQL>();
 
 /**
  * `build` writes the statement with `values.name` where each value goes; it must hold only text, nested `sql`
  * fragments and those values (no columns or tables: they render per engine). Returns the statement for given values.
  * `oneRow`: the statement never returns more than one row, so the embedded writer takes its answer in one step
  * (file-writer.ts); a second row would be dropped.
+ * `rows`: an INSERT of one row whose `build` wraps its VALUES row in `row(...)`, with every value inside it, and whose
+ * RETURNING gives `key` first; `place` (if named) is the row's place among merged rows, 1 for a row alone
+ * (`last_seq + place` numbers merged rows apart). Consecutive fillings may then run as one INSERT (`Rows`).
  */
 export function statementTemplate<K extends string>(
   names: readonly K[],
-  build: (values: Record<K, SQL>) => SQL,
-  options: { oneRow?: boolean } = {},
+  build: (values: Record<K, SQL>, row: (tuple: SQL) => SQL) => SQL,
+  options: { oneRow?: boolean; rows?: { key: K; place?: K } } = {},
 ): (values: Record<K, unknown>) => SQL {
   const oneRow = options.oneRow ?? false;
   const marks = Object.fromEntries(names.map((name) => [name, sql`${sql.placeholder(name)}`])) as Record<K, SQL>;
   // the text between values, and which value goes in each gap
   const parts: string[] = [""];
   const order: K[] = [];
+  // where the marked row starts and ends: [part, offset in it]
+  const bounds: [number, number][] = [];
   const walk = (chunks: unknown[]) => {
     for (const chunk of chunks) {
       if (chunk instanceof StringChunk) parts[parts.length - 1] += chunk.value.join("");
-      else if (chunk instanceof SQL) walk(chunk.queryChunks);
-      else if (chunk instanceof Placeholder && names.includes(chunk.name as K)) {
+      else if (chunk instanceof SQL) {
+        const marked = ROW_MARKS.has(chunk);
+        if (marked) bounds.push([parts.length - 1, parts[parts.length - 1].length]);
+        walk(chunk.queryChunks);
+        if (marked) bounds.push([parts.length - 1, parts[parts.length - 1].length]);
+      } else if (chunk instanceof Placeholder && names.includes(chunk.name as K)) {
         order.push(chunk.name as K);
         parts.push("");
       } else throw new Error(`a statement template holds text, fragments and its named values only (found ${String(chunk)})`);
     }
   };
-  walk(build(marks).queryChunks);
+  const row = (tuple: SQL) => {
+    const marked = sql`${tuple}`;
+    ROW_MARKS.add(marked);
+    return marked;
+  };
+  walk(build(marks, row).queryChunks);
   const text = parts.join("?");
+  const rows = options.rows ? rowsOf(text, parts, order, bounds, options.rows) : undefined;
   // every filled statement of the template inherits from one SQL whose chunks are made from the filling's values
   // when asked for: a filling is two small objects (a new SQL given a getter of its own was ~1.5% of a sign-up's
   // main thread in a profile)
@@ -59,7 +91,34 @@ export function statementTemplate<K extends string>(
     const args = new Array(order.length);
     for (let i = 0; i < order.length; i++) args[i] = values[order[i]];
     const query = Object.create(shared) as SQL & { [FILLED]: Filled };
-    query[FILLED] = { text, args, oneRow };
+    query[FILLED] = { text, args, oneRow, rows };
     return query;
+  };
+}
+
+/** The many-rows form of a template's INSERT: its text with the marked row repeated, cached per count. */
+function rowsOf<K extends string>(text: string, parts: string[], order: K[], bounds: [number, number][], names: { key: K; place?: K }): Rows {
+  const offset = ([part, at]: [number, number]) => parts.slice(0, part).reduce((sum, p) => sum + p.length + 1, 0) + at;
+  if (bounds.length !== 2) throw new Error("a rows template marks its one VALUES row with row()");
+  const [start, end] = bounds;
+  // every value inside the row: the merged statement's values are the rows' values one after another
+  if (start[0] !== 0 || end[0] !== parts.length - 1) throw new Error("a rows template has all its values inside its row");
+  const head = text.slice(0, offset(start));
+  const tuple = text.slice(offset(start), offset(end));
+  const tail = text.slice(offset(end));
+  const once = (name: K) => (order.indexOf(name) === order.lastIndexOf(name) ? order.indexOf(name) : -2);
+  const keyIndex = once(names.key);
+  const placeIndex = names.place === undefined ? -1 : once(names.place);
+  if (keyIndex < 0 || placeIndex === -2) throw new Error("a rows template names its key (and place) once each");
+  const texts = new Map<number, string>();
+  return {
+    text(n) {
+      let t = texts.get(n);
+      if (t === undefined) texts.set(n, (t = head + Array.from({ length: n }, () => tuple).join(", ") + tail));
+      return t;
+    },
+    keyIndex,
+    placeIndex,
+    width: order.length,
   };
 }

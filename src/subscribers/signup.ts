@@ -168,7 +168,7 @@ type Base = {
 /** The INSERT's values, by name (statementTemplate). */
 const INSERT_VALUES = [
   "id", "waitlistId", "email", "name", "phone", "status", "deliverability", "points", "referralCode", "signUpToken", "confirmToken", "referrerId",
-  "metadata", "referringDomain", "ip", "fingerprint", "fraudChecks", "country", "city", "timezone", "joinedWith", "joinedAt", "confirmedAt",
+  "metadata", "referringDomain", "ip", "fingerprint", "fraudChecks", "country", "city", "timezone", "joinedWith", "joinedAt", "confirmedAt", "place",
 ] as const;
 
 /**
@@ -179,19 +179,20 @@ const INSERT_VALUES = [
 const insertTemplate = (confirmed: boolean, referred: boolean) =>
   statementTemplate(
     INSERT_VALUES,
-    (v) => {
-      const seq = confirmed ? sql`(SELECT last_seq + 1 FROM waitlists WHERE id = ${v.waitlistId})` : sql`NULL`;
+    (v, row) => {
+      // merged with the group's other sign-ups (file-writer.ts), the k-th row takes last_seq + k
+      const seq = confirmed ? sql`(SELECT last_seq + ${v.place} FROM waitlists WHERE id = ${v.waitlistId})` : sql`NULL`;
       const referrer = (column: "referral_code" | "id") => (referred ? sql`(SELECT ${sql.raw(column)} FROM subscribers WHERE id = ${v.referrerId})` : sql`NULL`);
       return sql`INSERT INTO subscribers (id, waitlist_id, email, name, phone, status, deliverability, points, seq, referral_code, sign_up_token,
         confirm_token, referred_by, referrer_id, metadata, referring_domain, ip_address, fingerprint, fraud_checks, country, city, timezone, joined_with,
         joined_at, confirmed_at, updated_at)
-      VALUES (${v.id}, ${v.waitlistId}, ${v.email}, ${v.name}, ${v.phone}, ${v.status}, ${v.deliverability}, ${v.points}, ${seq}, ${v.referralCode}, ${v.signUpToken},
-        ${v.confirmToken}, ${referrer("referral_code")}, ${referrer("id")}, ${v.metadata}, ${v.referringDomain}, ${v.ip},
-        ${v.fingerprint}, ${v.fraudChecks}, ${v.country}, ${v.city}, ${v.timezone}, ${v.joinedWith}, ${v.joinedAt}, ${v.confirmedAt}, ${v.joinedAt})
+      VALUES ${row(sql`(${v.id}, ${v.waitlistId}, ${v.email}, ${v.name}, ${v.phone}, ${v.status}, ${v.deliverability}, ${v.points}, ${seq}, ${v.referralCode},
+        ${v.signUpToken}, ${v.confirmToken}, ${referrer("referral_code")}, ${referrer("id")}, ${v.metadata}, ${v.referringDomain}, ${v.ip},
+        ${v.fingerprint}, ${v.fraudChecks}, ${v.country}, ${v.city}, ${v.timezone}, ${v.joinedWith}, ${v.joinedAt}, ${v.confirmedAt}, ${v.joinedAt})`)}
       ON CONFLICT (waitlist_id, email) DO NOTHING ${RETURNING}`;
     },
-    // one row inserted, or none
-    { oneRow: true },
+    // one row inserted, or none; RETURNING gives the id first
+    { oneRow: true, rows: { key: "id", place: "place" } },
   );
 const INSERTS = [insertTemplate(false, false), insertTemplate(false, true), insertTemplate(true, false), insertTemplate(true, true)];
 
@@ -222,6 +223,7 @@ function insertSubscriber(id: string, waitlistId: string, b: Base, confirmToken:
     joinedWith: b.joinedWith,
     joinedAt: b.at,
     confirmedAt: confirmed ? b.at : null,
+    place: 1,
   });
 }
 
