@@ -1,12 +1,13 @@
 // The read cache's loads (src/db/read-cache.ts): requests that miss together at one stamp read the database once;
 // a later stamp is read afresh. The caches' correctness across instances is tested end to end (read-cache.e2e).
 import { describe, expect, test } from "bun:test";
+import { ownCommits } from "../src/db/own-commits";
 import { readCache } from "../src/db/read-cache";
 
 /** A database whose change stamp the test moves, and a load that counts its reads and resolves when told. */
-function setup() {
+function setup(commits: ReturnType<typeof ownCommits> | null = null) {
   let stamp: string | null = "1:10:7";
-  const db = { changeStamp: () => stamp, ownCommits: null };
+  const db = { changeStamp: () => stamp, ownCommits: commits };
   let reads = 0;
   const pending: ((value: string) => void)[] = [];
   const load = () => {
@@ -14,7 +15,7 @@ function setup() {
     return new Promise<string>((resolve) => pending.push(resolve));
   };
   return {
-    cache: readCache<string, string>(db, { max: 10 }),
+    cache: readCache<string, string>(db, { max: 10, tables: ["api_keys"] }),
     load,
     reads: () => reads,
     setStamp: (s: string | null) => (stamp = s),
@@ -69,5 +70,33 @@ describe("readCache loads", () => {
     s.resolveAll("v");
     expect(await again).toBe("v");
     expect(s.reads()).toBe(1);
+  });
+
+  test("a request at a later stamp waits for a read begun before it when only own commits that wrote none of its tables came between", async () => {
+    const commits = ownCommits();
+    const s = setup(commits);
+    const first = s.cache.get("k", s.load);
+    await Promise.resolve();
+    // a sign-up of this process: it wrote subscribers (and what its triggers keep), not api_keys
+    commits.record("1:10:7", "2:11:7", new Set(["subscribers"]));
+    s.setStamp("2:11:7");
+    const second = s.cache.get("k", s.load);
+    await Promise.resolve();
+    expect(s.reads()).toBe(1);
+    s.resolveAll("v1");
+    expect(await Promise.all([first, second])).toEqual(["v1", "v1"]);
+    // a key's row written since: the next request reads again, and a request behind it waits for that read
+    commits.record("2:11:7", "3:12:7", new Set(["api_keys"]));
+    s.setStamp("3:12:7");
+    const third = s.cache.get("k", s.load);
+    await Promise.resolve();
+    expect(s.reads()).toBe(2);
+    commits.record("3:12:7", "4:13:7", new Set(["subscribers"]));
+    s.setStamp("4:13:7");
+    const fourth = s.cache.get("k", s.load);
+    await Promise.resolve();
+    expect(s.reads()).toBe(2);
+    s.resolveAll("v2");
+    expect(await Promise.all([third, fourth])).toEqual(["v2", "v2"]);
   });
 });

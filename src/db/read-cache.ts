@@ -25,13 +25,14 @@ export function readCache<K, V>(
   const tables = opts.tables && db.ownCommits ? new Set(opts.tables) : null;
   const holds = (from: ChangeStamp, to: ChangeStamp) => tables !== null && db.ownCommits!.cleanSince(from, to, tables);
   const entries = new Map<K, { stamp: ChangeStamp; at: number; value: V }>();
-  // loads under way, by key, with the stamp read before each: a request that misses at the same stamp waits for that
-  // load rather than reading again (after a commit, every request of a turn missed at once: the key lookup was read
-  // ~5 times for each last_used_at touch under a sign-up load)
+  // loads under way, by key, with the stamp read before each: a request that misses at the same stamp, or at a later
+  // one that only own commits writing none of the tables separate from it, waits for that load rather than reading
+  // again (after a commit, every request of a turn missed at once, and the sign-ups committed meanwhile gave each
+  // turn a new stamp: the key lookup was read ~5 times for each last_used_at touch under a sign-up load)
   const loading = new Map<K, { stamp: ChangeStamp; value: Promise<V> }>();
   const loadOnce = (key: K, stamp: ChangeStamp, load: () => Promise<V>): Promise<V> => {
     const under = loading.get(key);
-    if (under && stamp !== null && under.stamp === stamp) return under.value;
+    if (under && stamp !== null && (under.stamp === stamp || holds(under.stamp, stamp))) return under.value;
     const value = load();
     const mine = { stamp, value };
     loading.set(key, mine);
