@@ -146,7 +146,7 @@ test("a COMMIT that fails (a deferred foreign key) rejects with SQLite's codes, 
   }
 });
 
-test("a run of one rows template's INSERTs runs as one statement: each answers its own row, a conflict none, places 1..n", async () => {
+test("a run of one rows template's INSERTs runs as few statements: each answers its own row, a conflict none, places 1..n in each", async () => {
   const { statementTemplate } = await import("../src/db/template");
   const { toStatement } = await import("../src/db/client");
   const { sql } = await import("drizzle-orm");
@@ -178,4 +178,7 @@ test("a run of one rows template's INSERTs runs as one statement: each answers i
   expect(results[4].rowsAffected).toBe(1);
   const { rows } = await writerFile.execute("SELECT id, n, flag FROM t WHERE id LIKE 'r%' ORDER BY id");
   expect(rows.map((r) => [r.id, r.n, r.flag])).toEqual([["r0", 0, null], ["r1", 1, 1], ["r2", 2, null], ["r3", 3, null], ["r4", 4, null]]);
+  // a run of eleven: pieces of eight and three rows (a statement is prepared for each count of rows: not all of them)
+  const eleven = await writer.transaction(Array.from({ length: 11 }, (_, i) => statement(`s${i}`, i)));
+  expect(eleven.map((r) => r.rows[0]?.note)).toEqual([...[1, 2, 3, 4, 5, 6, 7, 8], ...[1, 2, 3]].map((k) => `place ${k}`));
 });
