@@ -4,10 +4,13 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { join } from "node:path";
 import { createClient, LibsqlError, type Client, type InStatement, type ResultSet } from "@libsql/client";
+import { sql } from "drizzle-orm";
+import { toStatement } from "../src/db/client";
 import { fileWriter, type FileWriter } from "../src/db/file-writer";
 import { sqliteDialect } from "../src/db/dialect";
 import { clientTransaction } from "../src/db/group-commit";
 import { cacheStatements, onEveryConnection } from "../src/db/statement-cache";
+import { statementTemplate } from "../src/db/template";
 import { removeDir, tempDir } from "./support/cleanup";
 
 const dir = tempDir("waitlist-file-writer-");
@@ -147,9 +150,6 @@ test("a COMMIT that fails (a deferred foreign key) rejects with SQLite's codes, 
 });
 
 test("a run of one rows template's INSERTs runs as few statements: each answers its own row, a conflict none, places 1..n in each", async () => {
-  const { statementTemplate } = await import("../src/db/template");
-  const { toStatement } = await import("../src/db/client");
-  const { sql } = await import("drizzle-orm");
   const insert = statementTemplate(
     ["id", "n", "place"] as const,
     (v, row) => sql`INSERT INTO t (id, n, note) VALUES ${row(sql`(${v.id}, ${v.n}, 'place ' || CAST(${v.place} AS INTEGER))`)} ON CONFLICT (id) DO NOTHING RETURNING id, n, note`,

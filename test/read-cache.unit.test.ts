@@ -1,5 +1,6 @@
 // The read cache's loads (src/db/read-cache.ts): requests that miss together at one stamp read the database once;
-// a later stamp is read afresh. The caches' correctness across instances is tested end to end (read-cache.e2e).
+// a later stamp is read afresh, unless only this process's commits that wrote none of the cache's tables came
+// between. The caches' correctness across instances is tested end to end (read-cache.e2e).
 import { describe, expect, test } from "bun:test";
 import { ownCommits } from "../src/db/own-commits";
 import { readCache } from "../src/db/read-cache";

@@ -96,9 +96,9 @@ export function fileWriter(path: string, timeout: number): FileWriter {
   };
 
   /**
-   * A piece of a run of one template's INSERTs as one INSERT of their rows (issue 19): a sign-up's INSERT cost ~15% less a row
-   * that way in a loop, its triggers and RETURNING run row by row as before (each row's RETURNING sees the rows
-   * before it, the k-th row's seq is last_seq + k). Each statement's answer is its row, found by its key, or none.
+   * A piece of a run of one template's INSERTs as one INSERT of their rows (issue 19): a sign-up's INSERT cost ~15%
+   * less a row that way in a loop. Its triggers and RETURNING run row by row as before (each row's RETURNING sees the
+   * rows before it; the k-th row's seq is last_seq + k). Each statement's answer is its row, found by its key, or none.
    */
   const executeRows = (run: InStatement[], rows: Rows): ResultSet[] => {
     const args: unknown[] = [];

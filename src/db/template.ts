@@ -15,8 +15,6 @@ export interface Rows {
   text(n: number): string;
   keyIndex: number;
   placeIndex: number;
-  /** Values per row. */
-  width: number;
 }
 
 interface Filled {
@@ -119,6 +117,5 @@ function rowsOf<K extends string>(text: string, parts: string[], order: K[], bou
     },
     keyIndex,
     placeIndex,
-    width: order.length,
   };
 }
