@@ -76,28 +76,27 @@ describe("readCache loads", () => {
   test("a request at a later stamp waits for a read begun before it when only own commits that wrote none of its tables came between", async () => {
     const commits = ownCommits();
     const s = setup(commits);
+    /** This process commits from one stamp to the next, writing `table`; then a request for the key (not awaited). */
+    const afterCommit = async (from: string, to: string, table: string) => {
+      commits.record(from, to, new Set([table]));
+      s.setStamp(to);
+      const got = s.cache.get("k", s.load);
+      await Promise.resolve();
+      return { got };
+    };
     const first = s.cache.get("k", s.load);
     await Promise.resolve();
     // a sign-up of this process: it wrote subscribers (and what its triggers keep), not api_keys
-    commits.record("1:10:7", "2:11:7", new Set(["subscribers"]));
-    s.setStamp("2:11:7");
-    const second = s.cache.get("k", s.load);
-    await Promise.resolve();
+    const second = await afterCommit("1:10:7", "2:11:7", "subscribers");
     expect(s.reads()).toBe(1);
     s.resolveAll("v1");
-    expect(await Promise.all([first, second])).toEqual(["v1", "v1"]);
+    expect(await Promise.all([first, second.got])).toEqual(["v1", "v1"]);
     // a key's row written since: the next request reads again, and a request behind it waits for that read
-    commits.record("2:11:7", "3:12:7", new Set(["api_keys"]));
-    s.setStamp("3:12:7");
-    const third = s.cache.get("k", s.load);
-    await Promise.resolve();
+    const third = await afterCommit("2:11:7", "3:12:7", "api_keys");
     expect(s.reads()).toBe(2);
-    commits.record("3:12:7", "4:13:7", new Set(["subscribers"]));
-    s.setStamp("4:13:7");
-    const fourth = s.cache.get("k", s.load);
-    await Promise.resolve();
+    const fourth = await afterCommit("3:12:7", "4:13:7", "subscribers");
     expect(s.reads()).toBe(2);
     s.resolveAll("v2");
-    expect(await Promise.all([third, fourth])).toEqual(["v2", "v2"]);
+    expect(await Promise.all([third.got, fourth.got])).toEqual(["v2", "v2"]);
   });
 });
