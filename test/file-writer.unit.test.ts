@@ -182,3 +182,42 @@ test("a run of one rows template's INSERTs runs as few statements: each answers 
   const eleven = await writer.transaction(Array.from({ length: 11 }, (_, i) => statement(`s${i}`, i)));
   expect(eleven.map((r) => r.rows[0]?.note)).toEqual([...[1, 2, 3, 4, 5, 6, 7, 8], ...[1, 2, 3]].map((k) => `place ${k}`));
 });
+
+test("a rows template merges only fillings alike in its alike values; a merged piece has NULL for its alone fragment, between its around's before and after", async () => {
+  const log: string[] = [];
+  const insert = statementTemplate(
+    ["id", "n", "kind"] as const,
+    (v, row, alone) =>
+      sql`INSERT INTO t (id, n, note) VALUES ${row(sql`(${v.id}, ${v.n}, ${v.kind})`)} ON CONFLICT (id) DO NOTHING RETURNING id, ${alone(sql.raw("(1 + 1)"))} AS two, note`,
+    {
+      oneRow: true,
+      rows: {
+        key: "id",
+        alike: ["kind"],
+        around: (v) => ({
+          before(run) {
+            log.push(`before ${v.kind} (${v.id}): ${run({ sql: "SELECT count(*) AS n FROM t WHERE note = ?", args: [v.kind as string] })[0].n} of its kind`);
+          },
+          after(rows, run) {
+            log.push(`after ${v.kind}: ${rows.map((r) => r.id).join(" ")}, ${run({ sql: "SELECT count(*) AS n FROM t WHERE note = ?", args: [v.kind as string] })[0].n} of its kind`);
+            for (const r of rows) r.two = -2;
+          },
+        }),
+      },
+    },
+  );
+  const statement = (id: string, kind: string) => toStatement({ dialect: sqliteDialect } as never, insert({ id, n: 0, kind }));
+  await writer.transaction([statement("k0", "a")]);
+  log.length = 0;
+  const results = await writer.transaction([statement("k1", "a"), statement("k2", "a"), statement("k0", "a"), statement("k3", "b"), statement("k4", "b"), statement("k5", "c")]);
+  expect(results.map((r) => r.rows.map((row) => ({ ...row }) as Record<string, unknown>))).toEqual([
+    [{ id: "k1", two: -2, note: "a" }],
+    [{ id: "k2", two: -2, note: "a" }],
+    [],
+    [{ id: "k3", two: -2, note: "b" }],
+    [{ id: "k4", two: -2, note: "b" }],
+    // alone: computed by its own statement, no hook
+    [{ id: "k5", two: 2, note: "c" }],
+  ]);
+  expect(log).toEqual(["before a (k1): 1 of its kind", "after a: k1 k2, 3 of its kind", "before b (k3): 0 of its kind", "after b: k3 k4, 2 of its kind"]);
+});

@@ -109,6 +109,7 @@ test("sign-ups of one turn on a waitlist without webhooks or welcome email (one 
     signing_secret, validate_emails, referral_enabled, signup_points, created_at, updated_at)
     VALUES ('rows', 'a', 'k-rows', 's-rows', 'n-rows', '', '', '', '', '', FALSE, TRUE, 50, 0, 0)`);
   const [w] = (await db.select().from(db.t.waitlists).where(eq(db.t.waitlists.id, "rows"))) as Waitlist[];
+  const version = w.version;
   const emails = [...Array.from({ length: 30 }, (_, i) => `m${i}@x.io`), "m3@x.io", "m7@x.io"];
   const answers = await Promise.all(emails.map((email) => join(w, { email })));
   expect(answers.filter((a) => a.is_new_sign_up)).toHaveLength(30);
@@ -121,5 +122,58 @@ test("sign-ups of one turn on a waitlist without webhooks or welcome email (one 
   // each answer's position is its place in the order of confirmation numbers (all have the same points)
   const answered = new Map(emails.slice(0, 30).map((email, i) => [email, answers[i].position]));
   expect(rows.map((r) => answered.get(r.email))).toEqual(Array.from({ length: 30 }, (_, i) => i + 1));
-  expect(await db.rows(sql`SELECT subscribers_count, last_seq FROM waitlists WHERE id = 'rows'`)).toEqual([{ subscribers_count: 30, last_seq: rows[29].seq }]);
+  expect(await db.rows(sql`SELECT subscribers_count, last_seq, version FROM waitlists WHERE id = 'rows'`)).toEqual([{ subscribers_count: 30, last_seq: rows[29].seq, version }]);
+  await expectCountersOfRows("rows", 30);
+
+  // the same emails again at once: nothing new, nothing counted, the waitlist's version unchanged
+  const again = await Promise.all(emails.map((email) => join(w, { email })));
+  expect(again.filter((a) => a.is_new_sign_up)).toHaveLength(0);
+  expect(again.map((a) => a.position)).toEqual(answers.map((a) => a.position));
+  expect(await db.rows(sql`SELECT subscribers_count, last_seq, version FROM waitlists WHERE id = 'rows'`)).toEqual([{ subscribers_count: 30, last_seq: rows[29].seq, version }]);
+  await expectCountersOfRows("rows", 30);
 });
+
+test("sign-ups of one turn to two waitlists, and with two sign-up points: each waitlist's positions and counters exact", async () => {
+  for (const id of ["rows-a", "rows-b"]) {
+    await db.exec(sql`INSERT INTO waitlists (id, account_id, key, slug, name, welcome_subject, welcome_body, confirmation_subject, confirmation_body,
+      signing_secret, validate_emails, referral_enabled, signup_points, created_at, updated_at)
+      VALUES (${id}, 'a', ${`k-${id}`}, ${`s-${id}`}, ${`n-${id}`}, '', '', '', '', '', FALSE, TRUE, 10, 0, 0)`);
+  }
+  const [a, b] = await Promise.all(["rows-a", "rows-b"].map(async (id) => (await db.select().from(db.t.waitlists).where(eq(db.t.waitlists.id, id)))[0] as Waitlist));
+  // the waitlist as a request that read it before a settings change would carry it: more sign-up points
+  const richer = { ...a, signupPoints: 20 };
+  const turn = [
+    ...Array.from({ length: 12 }, (_, i) => join(a, { email: `a${i}@x.io` })),
+    ...Array.from({ length: 10 }, (_, i) => join(b, { email: `b${i}@x.io` })),
+    ...Array.from({ length: 9 }, (_, i) => join(richer, { email: `r${i}@x.io` })),
+    ...Array.from({ length: 3 }, (_, i) => join(a, { email: `c${i}@x.io` })),
+  ];
+  const answers = await Promise.all(turn);
+  expect(answers.every((x) => x.is_new_sign_up)).toBe(true);
+  // in the order of the turn: a's first 12 at 1..12; b's 10 at 1..10; the richer 9 ahead of all 12 (points 20 > 10)
+  // at 1..9; then 3 more of a's behind all 21
+  expect(answers.map((x) => x.position)).toEqual([
+    ...Array.from({ length: 12 }, (_, i) => i + 1),
+    ...Array.from({ length: 10 }, (_, i) => i + 1),
+    ...Array.from({ length: 9 }, (_, i) => i + 1),
+    22, 23, 24,
+  ]);
+  await expectCountersOfRows("rows-a", 24);
+  await expectCountersOfRows("rows-b", 10);
+});
+
+/** The counters the triggers (or a merged INSERT's statements) keep equal what the waitlist's rows make them. */
+async function expectCountersOfRows(waitlistId: string, confirmed: number) {
+  const num = (rows: Record<string, unknown>[]) => rows.map((r) => Object.fromEntries(Object.entries(r).map(([k, v]) => [k, Number(v)])));
+  const counted = await db.rows(sql`SELECT level, points, bucket, count FROM rank_counts WHERE waitlist_id = ${waitlistId} AND count <> 0 ORDER BY level, points, bucket`);
+  const recounted = await db.rows(sql`SELECT l.level, s.points, CASE WHEN l.level = 63 THEN 0 WHEN l.level = 16 THEN s.ranked_seq / 65536 ELSE s.ranked_seq / 256 END AS bucket,
+      count(*) AS count
+    FROM subscribers s CROSS JOIN (SELECT 8 AS level UNION ALL SELECT 16 UNION ALL SELECT 63) l
+    WHERE s.waitlist_id = ${waitlistId} AND s.ranked_seq IS NOT NULL GROUP BY l.level, s.points, bucket ORDER BY l.level, s.points, bucket`);
+  expect(num(counted)).toEqual(num(recounted));
+  expect(num(await db.rows(sql`SELECT sum(sign_ups) AS n FROM daily_stats WHERE waitlist_id = ${waitlistId}`))).toEqual([{ n: confirmed }]);
+  expect(num(await db.rows(sql`SELECT subscribers_count AS n FROM waitlists WHERE id = ${waitlistId}`))).toEqual([{ n: confirmed }]);
+  expect(num(await db.rows(sql`SELECT max(seq) AS n FROM subscribers WHERE waitlist_id = ${waitlistId}`))).toEqual(
+    num(await db.rows(sql`SELECT last_seq AS n FROM waitlists WHERE id = ${waitlistId}`)),
+  );
+}

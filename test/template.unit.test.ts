@@ -59,3 +59,10 @@ test("a template made as one row or none says so to the embedded writer, with th
   expect(toStatement(db, one(values)) as object).toEqual({ ...statement(written(values)), oneRow: true });
   expect(toStatement(db, insert(values))).not.toHaveProperty("oneRow");
 });
+
+test("a fragment marked alone must hold no values and follow the row", () => {
+  const make = (build: Parameters<typeof statementTemplate<"id">>[1]) => () => statementTemplate(["id"] as const, build, { rows: { key: "id" } });
+  expect(make((v, row, alone) => sql`INSERT INTO t (id) VALUES ${row(sql`(${v.id})`)} RETURNING id, ${alone(sql`${v.id}`)} AS x`)).toThrow(/inside its row/);
+  expect(make((v, row, alone) => sql`INSERT INTO t (id, n) SELECT ${alone(sql.raw("1"))} FROM ${row(sql`(${v.id})`)} RETURNING id`)).toThrow(/alone/);
+  expect(make((v, row, alone) => sql`INSERT INTO t (id) VALUES ${row(sql`(${v.id})`)} RETURNING id, ${alone(sql.raw("1"))} AS x`)).not.toThrow();
+});

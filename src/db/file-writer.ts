@@ -11,7 +11,7 @@ import AsyncDatabase from "libsql/promise";
 import { LibsqlError, type InArgs, type InStatement, type InValue, type ResultSet, type Row } from "@libsql/client";
 // the client's own result type (its toJSON included), from the package it is built on
 import { ResultSetImpl } from "@libsql/core/util";
-import type { Rows } from "./template";
+import type { RawStatement, Rows } from "./template";
 
 interface Prepared {
   stmt: any;
@@ -35,6 +35,12 @@ const KEPT = 256;
 const isOneRow = (statement: InStatement) => typeof statement === "object" && (statement as { oneRow?: boolean }).oneRow === true;
 /** And one whose consecutive fillings may run as one INSERT of many rows (statementTemplate's `rows`). */
 const rowsOf = (statement: InStatement): Rows | undefined => (typeof statement === "object" ? (statement as { rows?: Rows }).rows : undefined);
+
+/** Two fillings of one rows template that may be merged: their `alike` values are the same. */
+const alike = (rows: Rows, a: InStatement, b: InStatement) => {
+  const [x, y] = [(a as { args: unknown[] }).args, (b as { args: unknown[] }).args];
+  return rows.alikeIndexes.every((i) => x[i] === y[i]);
+};
 
 /**
  * The most rows one merged INSERT takes. Each count of rows is a statement of its own to prepare and keep (the
@@ -95,10 +101,14 @@ export function fileWriter(path: string, timeout: number): FileWriter {
     return new ResultSetImpl([], [], [], info.changes, BigInt(info.lastInsertRowid));
   };
 
+  const runRaw = (statement: RawStatement) => execute(statement).rows as unknown as Record<string, unknown>[];
+
   /**
    * A piece of a run of one template's INSERTs as one INSERT of their rows (issue 19): a sign-up's INSERT cost ~15%
    * less a row that way in a loop. Its triggers and RETURNING run row by row as before (each row's RETURNING sees the
-   * rows before it; the k-th row's seq is last_seq + k). Each statement's answer is its row, found by its key, or none.
+   * rows before it; the k-th row's seq is last_seq + k), between the statements the template puts around it (the
+   * sign-up's: its counters written once for all the rows, not by the trigger for each). Each statement's answer is its
+   * row, found by its key, or none.
    */
   const executeRows = (run: InStatement[], rows: Rows): ResultSet[] => {
     const args: unknown[] = [];
@@ -111,12 +121,13 @@ export function fileWriter(path: string, timeout: number): FileWriter {
     });
     const { stmt, reader } = prepare(rows.text(run.length));
     if (!reader) throw new Error("a rows template returns its rows");
+    const around = rows.around?.((run[0] as { args: unknown[] }).args);
+    around?.before(runRaw);
     const byKey = new Map<unknown, Row>();
     for (const values of stmt.all(args) as unknown[][]) byKey.set(values[0], reader.rowOf(values));
-    return keys.map((key) => {
-      const row = byKey.get(key);
-      return new ResultSetImpl(reader.columns, reader.columnTypes, row ? [row] : [], 0, undefined);
-    });
+    const answers = keys.map((key) => byKey.get(key));
+    around?.after(answers.filter((row) => row !== undefined), runRaw);
+    return answers.map((row) => new ResultSetImpl(reader.columns, reader.columnTypes, row ? [row] : [], 0, undefined));
   };
 
   /** The statements in order, each run of one rows template's INSERTs as a few statements of many rows. */
@@ -125,7 +136,7 @@ export function fileWriter(path: string, timeout: number): FileWriter {
     for (let i = 0; i < statements.length; ) {
       const rows = rowsOf(statements[i]);
       let end = i + 1;
-      if (rows) while (end < statements.length && rowsOf(statements[end]) === rows) end++;
+      if (rows) while (end < statements.length && rowsOf(statements[end]) === rows && alike(rows, statements[i], statements[end])) end++;
       for (let size = piece(end - i); i < end; size = piece(end - i)) {
         if (size > 1) results.push(...executeRows(statements.slice(i, i + size), rows!));
         else results.push(execute(statements[i]));

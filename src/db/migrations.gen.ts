@@ -13,6 +13,7 @@ import m0010 from "../../drizzle/0010_access_status.sql" with { type: "text" };
 import m0011 from "../../drizzle/0011_public_safety.sql" with { type: "text" };
 import m0012 from "../../drizzle/0012_incremental_vacuum.sql" with { type: "text" };
 import m0013 from "../../drizzle/0013_counters_without_rowid.sql" with { type: "text" };
+import m0014 from "../../drizzle/0014_deferred_counters.sql" with { type: "text" };
 import p0000 from "../../drizzle-pg/0000_baseline.sql" with { type: "text" };
 import p0001 from "../../drizzle-pg/0001_triggers.sql" with { type: "text" };
 
@@ -31,6 +32,7 @@ export const migrations: { tag: string; sql: string }[] = [
   { tag: "0011_public_safety", sql: m0011 },
   { tag: "0012_incremental_vacuum", sql: m0012 },
   { tag: "0013_counters_without_rowid", sql: m0013 },
+  { tag: "0014_deferred_counters", sql: m0014 },
 ];
 
 export const pgMigrations: { tag: string; sql: string }[] = [

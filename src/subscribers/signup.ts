@@ -11,7 +11,7 @@ import { locate } from "./geo";
 import { splitMetadata } from "./metadata";
 import type { SignUpInput } from "./model";
 import { milestonesReached } from "./milestones";
-import { positionOf } from "./rank";
+import { deferredCounters, positionOf } from "./rank";
 import { thankYouUrl } from "./view";
 import { statementTemplate } from "../db/template";
 import { email, nothing, webhookEvent, type Dispatch, type Outgoing } from "../outbox/events";
@@ -38,10 +38,13 @@ const lastOfPoints = (s: string, self: "counted" | "not counted yet") =>
 
 /**
  * What the insert answers. RETURNING is computed before the row's AFTER INSERT trigger adds it to the
- * counters (SQLite runs RETURNING first), hence the + 1; the sign-up tests hold this to the spec.
+ * counters (SQLite runs RETURNING first), hence the + 1; the sign-up tests hold this to the spec. An INSERT of many
+ * rows has NULL for the position, and `seq`, `ranked_seq` and `counted_at` for what is done after it (deferredCounters).
  */
-const RETURNING = sql.raw(`RETURNING id, status, points, referral_code, sign_up_token,
-  CASE WHEN ranked_seq IS NULL THEN NULL ELSE ${lastOfPoints("subscribers", "not counted yet")} END AS position`);
+const returning = (alone: (fragment: SQL) => SQL) =>
+  sql`RETURNING id, status, points, referral_code, sign_up_token,
+  ${alone(sql.raw(`CASE WHEN ranked_seq IS NULL THEN NULL ELSE ${lastOfPoints("subscribers", "not counted yet")} END`))} AS position,
+  ranked_seq, seq, coalesce(confirmed_at, joined_at) AS counted_at`;
 
 /** The new row read again at the end of a referred sign-up, whose referrer may have moved ahead of it. */
 const newRow = (id: string) =>
@@ -179,7 +182,7 @@ const INSERT_VALUES = [
 const insertTemplate = (confirmed: boolean, referred: boolean) =>
   statementTemplate(
     INSERT_VALUES,
-    (v, row) => {
+    (v, row, alone) => {
       // merged with the group's other sign-ups (file-writer.ts), the k-th row takes last_seq + k
       const seq = confirmed ? sql`(SELECT last_seq + ${v.place} FROM waitlists WHERE id = ${v.waitlistId})` : sql`NULL`;
       const referrer = (column: "referral_code" | "id") => (referred ? sql`(SELECT ${sql.raw(column)} FROM subscribers WHERE id = ${v.referrerId})` : sql`NULL`);
@@ -189,10 +192,19 @@ const insertTemplate = (confirmed: boolean, referred: boolean) =>
       VALUES ${row(sql`(${v.id}, ${v.waitlistId}, ${v.email}, ${v.name}, ${v.phone}, ${v.status}, ${v.deliverability}, ${v.points}, ${seq}, ${v.referralCode},
         ${v.signUpToken}, ${v.confirmToken}, ${referrer("referral_code")}, ${referrer("id")}, ${v.metadata}, ${v.referringDomain}, ${v.ip},
         ${v.fingerprint}, ${v.fraudChecks}, ${v.country}, ${v.city}, ${v.timezone}, ${v.joinedWith}, ${v.joinedAt}, ${v.confirmedAt}, ${v.joinedAt})`)}
-      ON CONFLICT (waitlist_id, email) DO NOTHING ${RETURNING}`;
+      ON CONFLICT (waitlist_id, email) DO NOTHING ${returning(alone)}`;
     },
-    // one row inserted, or none; RETURNING gives the id first
-    { oneRow: true, rows: { key: "id", place: "place" } },
+    // one row inserted, or none; RETURNING gives the id first. Merged rows of one waitlist and points (file-writer.ts)
+    // have their counters written once for all of them
+    {
+      oneRow: true,
+      rows: {
+        key: "id",
+        place: "place",
+        alike: ["waitlistId", "points"],
+        around: confirmed ? (v) => deferredCounters(v.waitlistId as string, v.points as number) : undefined,
+      },
+    },
   );
 const INSERTS = [insertTemplate(false, false), insertTemplate(false, true), insertTemplate(true, false), insertTemplate(true, true)];
 
