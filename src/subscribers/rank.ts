@@ -58,7 +58,9 @@ export async function keyAtRank(db: Db, waitlistId: string, k: number): Promise<
   return row ? { points, seq: Number(row.seq) } : null;
 }
 
-const DEFER = "INSERT INTO counters_deferred (waitlist_id) VALUES (?)";
+/** The waitlist's counters deferred, and the place a subscriber of points `?` would take last in line now. */
+const DEFER = `INSERT INTO counters_deferred (waitlist_id) VALUES (?)
+  RETURNING (SELECT coalesce(sum(count), 0) + 1 FROM rank_counts WHERE waitlist_id = counters_deferred.waitlist_id AND level = 63 AND points >= ?) AS last`;
 const UNDEFER = "DELETE FROM counters_deferred WHERE waitlist_id = ?";
 /** The rank counters' levels (drizzle/0014_deferred_counters.sql): level 63's one bucket counts a points value. */
 const LEVELS = [8, 16, 63];
@@ -77,9 +79,6 @@ const DAY_UPSERT = `INSERT INTO daily_stats (waitlist_id, date, sign_ups, views)
   ON CONFLICT (waitlist_id, date) DO UPDATE SET sign_ups = sign_ups + excluded.sign_ups`;
 const WAITLIST_COUNTS = "UPDATE waitlists SET subscribers_count = subscribers_count + ?, last_seq = max(last_seq, ?) WHERE id = ?";
 
-/** The position a subscriber of points `points` would take last in line now: every ranked one of as many points or more is ahead. */
-const LAST_PLACE = "SELECT coalesce(sum(count), 0) + 1 AS position FROM rank_counts WHERE waitlist_id = ? AND level = 63 AND points >= ?";
-
 /** What a merged sign-up INSERT returns of each new row (signup.ts's RETURNING; the position NULL), numbers as numbers. */
 interface NewRow {
   position: number | null;
@@ -92,21 +91,22 @@ interface NewRow {
  * What goes around one INSERT of many new subscribers of one waitlist, all of points `points`, on the embedded file
  * (issue 19): the insert trigger wrote five counters for each row, and each row's RETURNING read its position from
  * them, together most of SQLite's work a row. Before the INSERT, a row of `counters_deferred` tells the trigger to
- * leave this waitlist's counters alone. After it, each new ranked row's position is the last place before the INSERT
- * plus the ranked rows before it (the k-th row's seq is `last_seq + k`); then the counters the trigger would have
- * moved (its rank counters, daily count, subscriber count and `last_seq`) move once for all the rows, and the row of
- * `counters_deferred` goes. All in the INSERT's transaction.
+ * leave this waitlist's counters alone, and the last place in line is read. After it, each new ranked row's position
+ * is that place plus the ranked rows before it (the k-th row's seq is `last_seq + k`); then the counters the trigger
+ * would have moved (its rank counters, daily count, subscriber count and `last_seq`) move once for all the rows, and
+ * the row of `counters_deferred` goes. All in the INSERT's transaction.
  */
 export function deferredCounters(waitlistId: string, points: number): Around {
+  // the place before the INSERT: every ranked subscriber of as many points or more is ahead
+  let last = 0;
   return {
     before(run) {
-      run({ sql: DEFER, args: [waitlistId] });
+      last = Number(run({ sql: DEFER, args: [waitlistId, points] })[0].last);
     },
     after(inserted, run) {
       run({ sql: UNDEFER, args: [waitlistId] });
       const rows = inserted as unknown as NewRow[];
       if (rows.length === 0) return;
-      const [{ position: last }] = run({ sql: LAST_PLACE, args: [waitlistId, points] }) as { position: number }[];
       const ranks = new Map<string, [number, number, number]>();
       const days = new Map<string, number>();
       let ahead = 0;
