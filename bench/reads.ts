@@ -2,7 +2,7 @@
 // bench/run.ts per list size; `bun bench/reads.ts [N]` alone seeds N (default 10,000) and prints just these rows
 // (for profiling: `BENCH_PROFILE=1` runs the server under `bun --cpu-prof`, one profile per route in bench/profiles/).
 import { BENCH_KEY, seed, WAITLIST_KEY } from "./seed";
-import { fmt, startServer, table, warmLoad, type LoadResult } from "./lib";
+import { fmt, load, startServer, table, warmLoad, warmUp, type LoadResult } from "./lib";
 
 const API = `/api/v1/waitlist/${WAITLIST_KEY}`;
 
@@ -46,6 +46,35 @@ export async function measureReads(url: string, n: number, duration: number, tol
     const result = await warmLoad(opts);
     if (!tolerant && (result.non2xx || result.errors)) throw new Error(`${route.path} load had failures: ${JSON.stringify(result)}`);
     out.push({ name: route.name, path: route.path, result });
+  }
+  return out;
+}
+
+/**
+ * Each read at two list sizes, in turns (issue 19, flat in the list's size): both servers up, each route warmed up on
+ * both, then `rounds` rounds of `seconds` at 64 connections on each, the order swapped every round. A round's ratio is
+ * the small size's throughput over the large one's, seconds apart on the same machine: the machine's speed, which
+ * drifts by a third within minutes here, cancels out of it. The median of the rounds, per route.
+ */
+export async function pairedReads(small: { url: string; n: number }, large: { url: string; n: number }, rounds: number, seconds: number) {
+  const out: { name: string; ratio: number; ratios: number[] }[] = [];
+  const routes = readRoutes(large.n).filter((r) => !r.deep);
+  for (const [i, route] of routes.entries()) {
+    const headers = (route.key ? { "x-api-key": BENCH_KEY } : {}) as Record<string, string>;
+    const at = (side: { url: string; n: number }) => ({ url: `${side.url}${readRoutes(side.n)[i].path}`, headers, duration: seconds });
+    await warmUp(at(small));
+    await warmUp(at(large));
+    const ratios: number[] = [];
+    for (let r = 0; r < rounds; r++) {
+      const [first, second] = r % 2 ? [large, small] : [small, large];
+      const a = await load(at(first));
+      const b = await load(at(second));
+      for (const x of [a, b]) if (x.non2xx || x.errors) throw new Error(`${route.path} load had failures: ${JSON.stringify(x)}`);
+      ratios.push(first === small ? a.rps / b.rps : b.rps / a.rps);
+    }
+    const sorted = [...ratios].sort((x, y) => x - y);
+    const mid = sorted.length / 2;
+    out.push({ name: route.name, ratio: sorted.length % 2 ? sorted[Math.floor(mid)] : (sorted[mid - 1] + sorted[mid]) / 2, ratios });
   }
   return out;
 }
