@@ -58,10 +58,10 @@ export async function measureReads(url: string, n: number, duration: number, tol
  */
 export async function pairedReads(small: { url: string; n: number }, large: { url: string; n: number }, rounds: number, seconds: number) {
   const out: { name: string; ratio: number; ratios: number[] }[] = [];
-  const routes = readRoutes(large.n).filter((r) => !r.deep);
-  for (const [i, route] of routes.entries()) {
+  for (const route of readRoutes(large.n).filter((r) => !r.deep)) {
     const headers = (route.key ? { "x-api-key": BENCH_KEY } : {}) as Record<string, string>;
-    const at = (side: { url: string; n: number }) => ({ url: `${side.url}${readRoutes(side.n)[i].path}`, headers, duration: seconds });
+    const pathAt = (n: number) => readRoutes(n).find((r) => r.name === route.name)!.path;
+    const at = (side: { url: string; n: number }) => ({ url: `${side.url}${pathAt(side.n)}`, headers, duration: seconds });
     await warmUp(at(small));
     await warmUp(at(large));
     const ratios: number[] = [];

@@ -9,6 +9,7 @@ import postgres from "postgres";
 import { openDatabase } from "../src/db/client";
 import { applyPgMigrations } from "../src/db/pg-migrate";
 import { pgMigrations } from "../src/db/migrations.gen";
+import { recountRanks } from "./support/db";
 import { scratchPgUrl } from "./support/pg";
 
 type Exec = (text: string, args?: unknown[]) => Promise<Record<string, unknown>[]>;
@@ -72,13 +73,7 @@ async function counters(exec: Exec) {
   const num = (rows: Record<string, unknown>[]) => rows.map((r) => Object.fromEntries(Object.entries(r).map(([k, v]) => [k, typeof v === "string" && /^\d+$/.test(v) ? Number(v) : v])));
   return {
     rankCounts: num(await exec(`SELECT level, points, bucket, count FROM rank_counts WHERE count <> 0 ORDER BY level, points, bucket`)),
-    recount: num(
-      await exec(
-        `SELECT l.level, s.points, CASE WHEN l.level = 63 THEN 0 WHEN l.level = 16 THEN s.ranked_seq / 65536 ELSE s.ranked_seq / 256 END AS bucket, count(*) AS count
-         FROM subscribers s CROSS JOIN (SELECT 8 AS level UNION ALL SELECT 16 UNION ALL SELECT 63) l
-         WHERE s.ranked_seq IS NOT NULL GROUP BY l.level, s.points, bucket ORDER BY l.level, s.points, bucket`,
-      ),
-    ),
+    recount: num(await exec(recountRanks())),
     waitlist: num(await exec(`SELECT subscribers_count, last_seq, views_count, version, name FROM waitlists`)),
     confirmed: num(await exec(`SELECT count(*) AS n, max(seq) AS last FROM subscribers WHERE seq IS NOT NULL`)),
     daily: num(await exec(`SELECT date, sign_ups FROM daily_stats ORDER BY date`)),

@@ -24,3 +24,12 @@ export async function scratchDatabase(): Promise<{ db: Db; close: () => Promise<
     },
   };
 }
+
+/**
+ * The rank counters as the rows make them (drizzle/0005: level 63 one bucket per points value, levels 16 and 8
+ * blocks of 65536 and 256 confirmation numbers), for the subscribers `where` picks (portable SQL, both engines).
+ */
+export const recountRanks = (where = "TRUE") =>
+  `SELECT l.level, s.points, CASE WHEN l.level = 63 THEN 0 WHEN l.level = 16 THEN s.ranked_seq / 65536 ELSE s.ranked_seq / 256 END AS bucket, count(*) AS count
+   FROM subscribers s CROSS JOIN (SELECT 8 AS level UNION ALL SELECT 16 UNION ALL SELECT 63) l
+   WHERE s.ranked_seq IS NOT NULL AND ${where} GROUP BY l.level, s.points, bucket ORDER BY l.level, s.points, bucket`;
