@@ -5,6 +5,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createClient } from "@libsql/client";
+import { fileWriter } from "../src/db/file-writer";
 import { createGroupWriter } from "../src/db/group-commit";
 import { ownCommits, transactionCount, writtenBy } from "../src/db/own-commits";
 
@@ -64,6 +65,22 @@ describe("cleanSince", () => {
     expect(commits.cleanSince(3, 4, tables)).toBe(false);
   });
 
+  test("the commit under way holds from its next transaction on, before it is recorded, while it lasts", () => {
+    const commits = ownCommits();
+    commits.record("1:10:7", "2:14:7", new Set(["subscribers"]));
+    // a reader saw the stamp of the commit under way (the next transaction after its stamp under the write lock)
+    commits.underWay({ before: "2:14:7", written: new Set(["subscribers", "waitlists#counts"]) });
+    expect(commits.cleanSince("1:10:7", "3:19:7", tables)).toBe(true);
+    // a WAL restarted by it: a new salt, the same count
+    expect(commits.cleanSince("1:10:7", "3:2:8", tables)).toBe(true);
+    // two transactions on: somebody else's after it
+    expect(commits.cleanSince("1:10:7", "4:25:7", tables)).toBe(false);
+    commits.underWay(null);
+    expect(commits.cleanSince("1:10:7", "3:19:7", tables)).toBe(false);
+    commits.underWay({ before: "2:14:7", written: new Set(["api_keys"]) });
+    expect(commits.cleanSince("1:10:7", "3:19:7", tables)).toBe(false);
+  });
+
   test("the transaction counter is the stamp's first field", () => {
     expect(transactionCount("41:1200:99")).toBe(41);
     expect(transactionCount("xmin:xmax:")).toBeNull();
@@ -104,5 +121,64 @@ describe("the group commit notes its own commits", () => {
   test("two transactions between its stamps (another process committed too) are not recorded", async () => {
     const commits = await writeWithStamps("4:10:7", "6:14:7", "UPDATE api_keys SET revoked_at = 2 WHERE id = 'k1'");
     expect(commits.cleanSince("4:10:7", "6:14:7", accounts)).toBe(false);
+  });
+
+  test("on the file's own writer, the stamp is read under the write lock and the commit is under way until recorded", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "waitlist-own-"));
+    const path = join(dir, "t.db");
+    const client = createClient({ url: `file:${path}` });
+    const file = fileWriter(path, 5_000);
+    try {
+      await client.execute("PRAGMA journal_mode = WAL");
+      await client.execute("CREATE TABLE api_keys (id TEXT PRIMARY KEY, revoked_at INTEGER)");
+      await client.execute("INSERT INTO api_keys (id) VALUES ('k1')");
+      // read as the group starts (another process commits after it), under the write lock, and after the commit
+      const stamps = ["4:10:7", "5:12:7", "6:15:7"];
+      const commits = ownCommits();
+      const announced: unknown[] = [];
+      const watched = {
+        ...commits,
+        underWay(commit: Parameters<typeof commits.underWay>[0]) {
+          commits.underWay(commit);
+          // what a request reading the stamp of this commit, before the group hears of it, finds
+          announced.push(commit && { ...commit, seen: commits.cleanSince("5:12:7", "6:15:7", accounts) });
+        },
+      };
+      await createGroupWriter(client, { observe: { stamp: () => stamps.shift() ?? null, commits: watched }, file }).write([
+        { sql: "UPDATE api_keys SET revoked_at = 1 WHERE id = 'k1'", args: [] },
+      ]);
+      expect(announced).toEqual([{ before: "5:12:7", written: new Set(["api_keys"]), seen: true }, null]);
+      expect(commits.cleanSince("5:12:7", "6:15:7", accounts)).toBe(true);
+      expect(commits.cleanSince("5:12:7", "6:15:7", new Set(["api_keys"]))).toBe(false);
+      // the commit before it was another process's
+      expect(commits.cleanSince("4:10:7", "6:15:7", accounts)).toBe(false);
+    } finally {
+      await file.close();
+      client.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test("a group on the file's writer that changed nothing announces no commit", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "waitlist-own-"));
+    const path = join(dir, "t.db");
+    const client = createClient({ url: `file:${path}` });
+    const file = fileWriter(path, 5_000);
+    try {
+      await client.execute("CREATE TABLE api_keys (id TEXT PRIMARY KEY, revoked_at INTEGER)");
+      const stamps = ["4:10:7", "4:10:7", "5:12:7"];
+      const commits = ownCommits();
+      const announced: unknown[] = [];
+      const watched = { ...commits, underWay: (commit: Parameters<typeof commits.underWay>[0]) => (commits.underWay(commit), announced.push(commit)) };
+      await createGroupWriter(client, { observe: { stamp: () => stamps.shift() ?? null, commits: watched }, file }).write([
+        { sql: "UPDATE api_keys SET revoked_at = 1 WHERE id = 'nobody'", args: [] },
+      ]);
+      expect(announced).toEqual([null]);
+      expect(commits.cleanSince("4:10:7", "5:12:7", accounts)).toBe(false);
+    } finally {
+      await file.close();
+      client.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -5,7 +5,7 @@
 import type { Client, InArgs, InStatement, ResultSet, TransactionMode } from "@libsql/client";
 import type { ChangeStamp } from "./db";
 import type { FileWriter } from "./file-writer";
-import { transactionCount, writtenBy, type OwnCommits } from "./own-commits";
+import { transactionCount, writtenBy, type OwnCommits, type Written } from "./own-commits";
 
 interface Item<B, R> {
   batch: B;
@@ -143,10 +143,27 @@ export function createGroupWriter(
     });
 
   async function runGroup(batches: InStatement[][]): Promise<ResultSet[][]> {
-    const before = observe?.stamp();
+    let before = observe?.stamp();
     const statements = batches.flat();
-    const results = await (file ? file.transaction(statements) : clientTransaction(client, statements));
-    if (observe) noteCommit(observe, before, statements, results);
+    let results: ResultSet[];
+    if (file) {
+      // the stamp read with the write lock held, right before the COMMIT: no other commit can come between them, and
+      // the commit is announced as under way (own-commits.ts), so a request that reads its stamp before this group
+      // has heard of it still finds it
+      const committing = observe
+        ? (done: ResultSet[]) => {
+            before = observe.stamp();
+            const wrote = groupWrote(statements, done);
+            if (wrote && typeof before === "string") observe.commits.underWay({ before, written: wrote });
+          }
+        : undefined;
+      try {
+        results = await file.transaction(statements, committing);
+      } finally {
+        observe?.commits.underWay(null);
+      }
+    } else results = await clientTransaction(client, statements);
+    if (observe) noteCommit(observe, before, groupWrote(statements, results));
     let at = 0;
     return batches.map((statements) => results.slice(at, (at += statements.length)));
   }
@@ -159,18 +176,23 @@ export function createGroupWriter(
 
 const textOf = (s: InStatement) => (typeof s === "string" ? s : s.sql);
 
+/** What a group wrote (own-commits.ts), or null when it changed no row: a group that changed nothing commits nothing. */
+function groupWrote(statements: InStatement[], results: ResultSet[]): Written | null {
+  const changed = statements.some((s, i) => writes(textOf(s)) && (results[i].rowsAffected > 0 || results[i].rows.length > 0));
+  return changed ? writtenBy(statements.map(textOf)) : null;
+}
+
 /**
  * Records a group's commit as this process's own (own-commits.ts) when the stamps show exactly one transaction
- * between them, and the group changed a row, so that transaction was its own: a group that changed nothing commits
- * nothing, and a single transaction in between would then be another process's.
+ * between them, and the group changed a row, so that transaction was its own: a single transaction in between would
+ * otherwise be another process's.
  */
-function noteCommit(observe: { stamp: () => ChangeStamp; commits: OwnCommits }, before: ChangeStamp | undefined, statements: InStatement[], results: ResultSet[]) {
+function noteCommit(observe: { stamp: () => ChangeStamp; commits: OwnCommits }, before: ChangeStamp | undefined, wrote: Written | null) {
   const after = observe.stamp();
   const from = transactionCount(before ?? null);
   const to = transactionCount(after);
-  if (from === null || to !== from + 1) return;
-  const changed = statements.some((s, i) => writes(textOf(s)) && (results[i].rowsAffected > 0 || results[i].rows.length > 0));
-  if (changed) observe.commits.record(before as string, after as string, writtenBy(statements.map(textOf)));
+  if (from === null || to !== from + 1 || !wrote) return;
+  observe.commits.record(before as string, after as string, wrote);
 }
 
 /** A statement that writes: INSERT, UPDATE, DELETE or REPLACE, also behind a WITH. */

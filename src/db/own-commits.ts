@@ -16,22 +16,35 @@ const MAX_WALK = 512;
 export interface OwnCommits {
   /** A commit of this process: the stamp just before it and just after, and what it wrote. */
   record(before: string, after: string, written: Written): void;
+  /**
+   * The commit this process is making now (or null once it has ended): `before` read with the write lock held, so the
+   * next transaction after it is this commit. The COMMIT ends on another thread, and a request may read its stamp
+   * before the group commit has heard of it and recorded it.
+   */
+  underWay(commit: { before: string; written: Written } | null): void;
   /** True when every commit from `from` to `to` is known and none wrote any of `tables`. */
   cleanSince(from: ChangeStamp, to: ChangeStamp, tables: ReadonlySet<string>): boolean;
 }
 
 export function ownCommits(): OwnCommits {
   const steps = new Map<string, { before: string; written: Written }>();
+  let current: { before: string; written: Written; count: number | null } | null = null;
+  /** A stamp's step: recorded, or the commit under way once its one transaction shows (its stamp is the next count). */
+  const stepTo = (at: string) =>
+    steps.get(at) ?? (current !== null && current.count !== null && transactionCount(at) === current.count + 1 ? current : undefined);
   return {
     record(before, after, written) {
       if (steps.size >= KEPT) steps.delete(steps.keys().next().value!);
       steps.set(after, { before, written });
     },
+    underWay(commit) {
+      current = commit && { ...commit, count: transactionCount(commit.before) };
+    },
     cleanSince(from, to, tables) {
       if (typeof from !== "string" || typeof to !== "string") return false;
       let at = to;
       for (let i = 0; i < MAX_WALK && at !== from; i++) {
-        const step = steps.get(at);
+        const step = stepTo(at);
         if (!step || step.written === "all") return false;
         for (const table of step.written) if (tables.has(table)) return false;
         at = step.before;
