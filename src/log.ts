@@ -13,24 +13,36 @@ export interface Logger {
   error(msg: string, fields?: Record<string, unknown>): void;
 }
 
+/** How long a line may wait to be written with the ones after it, and how many lines are written at once at most. */
+const FLUSH_MS = 20;
+const FLUSH_LINES = 256;
+
 /**
- * Lines for stdout, written once per event-loop turn rather than one write each (under load a write per
- * request line cost ~3% of a sign-up). Whatever is pending is written synchronously at exit.
+ * Lines for stdout, written together every 20 ms (or at 256 lines) rather than one write each (under load a write
+ * per request line cost ~3% of a sign-up), or once per event-loop turn (a write every few requests: 8% of a published
+ * page's throughput, issue 19). Whatever is pending is written synchronously at exit.
  */
 function bufferedStdout(): (line: string) => void {
   let pending: string[] = [];
+  let timer: Timer | undefined;
   const take = () => {
     const text = pending.join("");
     pending = [];
     return text;
   };
-  const flush = () => void process.stdout.write(take());
+  const flush = () => {
+    clearTimeout(timer);
+    process.stdout.write(take());
+  };
   process.on("exit", () => {
     const text = take();
     if (text) writeSync(1, text);
   });
   return (line) => {
-    if (pending.push(line) === 1) setImmediate(flush);
+    const waiting = pending.push(line);
+    // the timer never keeps the process alive: what is left is written at exit
+    if (waiting === 1) timer = setTimeout(flush, FLUSH_MS).unref();
+    else if (waiting >= FLUSH_LINES) flush();
   };
 }
 

@@ -77,6 +77,7 @@ describe("keys", () => {
     const waitlistKey = (await s.request("POST", `/api/v1/waitlist/${w.key}/api-key`, { key })).body.data.api_key.api_key as string;
     const extra = (await s.request("POST", "/api/v1/account/keys", { key, body: { name: "ci" } })).body.data.api_key;
     const bodies: string[] = [];
+    let lastId = "";
     for (const [method, path, k] of [
       ["GET", "/api/v1/me", key],
       ["GET", "/api/v1/waitlists", key],
@@ -87,8 +88,12 @@ describe("keys", () => {
       ["DELETE", `/api/v1/account/keys/${extra.id}`, key],
       ["GET", "/api/v1/me", extra.api_key],
     ] as const) {
-      bodies.push((await s.request(method, path, { key: k })).text);
+      const res = await s.request(method, path, { key: k });
+      bodies.push(res.text);
+      lastId = res.headers.get("x-request-id")!;
     }
+    // the log lines of every request above are written by then
+    await until(() => s.logs.some((l) => l.includes(`"req_id":"${lastId}"`)), 5_000, "the last request's log line");
     for (const secret of [key, waitlistKey, extra.api_key, hash]) {
       for (const body of bodies) expect(body).not.toContain(secret);
       expect(s.logs.join("\n")).not.toContain(secret);
