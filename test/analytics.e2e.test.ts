@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { sql } from "drizzle-orm";
 import { openDatabase, type Db } from "../src/db/client";
-import { DEDUPE_MS, logView, pruneViewDedupe, visitorKey } from "../src/analytics/service";
+import { DEDUPE_MS, knownView, logView, pruneViewDedupe, visitorKey } from "../src/analytics/service";
 import { startServer, type TestServer } from "./support/server";
 import { scratchDatabase } from "./support/db";
 
@@ -165,6 +165,23 @@ describe("the 24-hour window and the prune job", () => {
     expect(await visitorKey(db, null, "203.0.113.9", "UA", day1 + 3_600_000)).toBe(a);
     expect(await visitorKey(db, null, "203.0.113.9", "UA", day1 + 86_400_000)).not.toBe(a);
     expect(await visitorKey(db, "given", "203.0.113.9", "UA", day1)).toBe("id:given");
+  });
+
+  test("a page view this process knows was counted is known without waiting; any other is asked of the database", async () => {
+    const t0 = Date.UTC(2026, 2, 1, 9);
+    expect(knownView(db, "w", "198.51.100.7", "UA", t0)).toBe(false);
+    const key = await visitorKey(db, null, "198.51.100.7", "UA", t0);
+    // hashed, not yet counted
+    expect(knownView(db, "w", "198.51.100.7", "UA", t0)).toBe(false);
+    expect(await logView(db, "w", key, t0)).toBe(true);
+    expect(knownView(db, "w", "198.51.100.7", "UA", t0 + 1)).toBe(true);
+    expect(knownView(db, "w", "198.51.100.7", "UA", t0 + 14 * 3_600_000)).toBe(true);
+    // another visitor, another waitlist, or the next UTC day (another hash, not made yet)
+    expect(knownView(db, "w", "198.51.100.8", "UA", t0 + 1)).toBe(false);
+    expect(knownView(db, "w", "198.51.100.7", "other UA", t0 + 1)).toBe(false);
+    expect(knownView(db, "w2", "198.51.100.7", "UA", t0 + 1)).toBe(false);
+    expect(knownView(db, "w", "198.51.100.7", "UA", t0 + DEDUPE_MS)).toBe(false);
+    expect(knownView(db, "w", "198.51.100.7", "UA", Date.UTC(2026, 2, 2, 1))).toBe(false);
   });
 
   test("the prune job removes only expired dedupe rows", async () => {

@@ -1,7 +1,7 @@
-// Tokens (src/clock.ts): random base62 of the length asked, uniform over the alphabet, drawn from a pool of the
-// system generator's bytes that is refilled as it runs out; and the SHA-256 that stored keys and tokens are kept as.
+// Tokens and dates (src/clock.ts): random base62 of the length asked, uniform over the alphabet, drawn from a pool of the
+// system generator's bytes that is refilled as it runs out; the SHA-256 that stored keys and tokens are kept as; a day's date.
 import { expect, test } from "bun:test";
-import { clusteredCode, sha256Hex, sortableToken, token } from "../src/clock";
+import { clusteredCode, dayOf, sha256Hex, sortableToken, token } from "../src/clock";
 
 const BASE62 = /^[0-9A-Za-z]*$/;
 
@@ -42,4 +42,15 @@ test("sha256Hex is SHA-256 of the UTF-8 text, in lower-case hex (FIPS 180-2 vect
   expect(sha256Hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq")).toBe("248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
   // UTF-8, not UTF-16 or Latin-1: "é" is the two bytes c3 a9
   expect(sha256Hex("é")).toBe("4a99557e4033c3539de2eb65472017cad5f9557f7a0625a09f1c3f6e2ba69c4c");
+});
+
+test("dayOf gives each timestamp its UTC date, across midnight and back, before 1970 too", () => {
+  const midnight = Date.UTC(2026, 11, 3);
+  expect(dayOf(midnight - 1)).toBe("2026-12-02");
+  expect(dayOf(midnight)).toBe("2026-12-03");
+  expect(dayOf(midnight - 1)).toBe("2026-12-02");
+  expect(dayOf(midnight + 86_399_999)).toBe("2026-12-03");
+  expect(dayOf(Date.UTC(1969, 11, 31, 23, 59))).toBe("1969-12-31");
+  expect(dayOf(0)).toBe("1970-01-01");
+  expect(() => dayOf(NaN)).toThrow();
 });

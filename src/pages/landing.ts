@@ -4,7 +4,7 @@
 import { eq, sql } from "drizzle-orm";
 import type { Config } from "../config";
 import type { Db } from "../db/client";
-import { logView, visitorKey } from "../analytics/service";
+import { knownView, logView, visitorKey } from "../analytics/service";
 import type { Logger } from "../log";
 import { hostedPageUrl, livePage } from "../landing/service";
 import { notFoundPage, PAGE_HEADERS } from "./layout";
@@ -99,6 +99,7 @@ export function createPageServer(deps: { db: Db; config: Config; log: Logger }) 
 
   /** The page counts its own views, deduplicated like log-view (DESIGN §4); it never waits for the count. */
   function countView(waitlistId: string, visitor: { ip: string; userAgent: string }) {
+    if (knownView(db, waitlistId, visitor.ip, visitor.userAgent)) return;
     void visitorKey(db, null, visitor.ip, visitor.userAgent)
       .then((key) => logView(db, waitlistId, key))
       .catch((err) => deps.log.warn("view not counted", { error: (err as Error)?.message ?? String(err) }));
