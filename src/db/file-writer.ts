@@ -22,10 +22,10 @@ interface Prepared {
 export interface FileWriter {
   /**
    * Runs the statements in one write transaction (BEGIN IMMEDIATE); their results once it has committed, or the first
-   * one's error after a rollback. Only one at a time (the group commit's mutex). `committing` is called with the
+   * one's error after a rollback. Only one at a time (the group commit's mutex). `beforeCommit` is called with the
    * results once they have run, the write lock still held, right before the COMMIT.
    */
-  transaction(statements: InStatement[], committing?: (results: ResultSet[]) => void): Promise<ResultSet[]>;
+  transaction(statements: InStatement[], beforeCommit?: (results: ResultSet[]) => void): Promise<ResultSet[]>;
   /** Closes the connection once a commit under way has ended. */
   close(): Promise<void>;
 }

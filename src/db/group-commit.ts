@@ -150,7 +150,7 @@ export function createGroupWriter(
       // the stamp read with the write lock held, right before the COMMIT: no other commit can come between them, and
       // the commit is announced as under way (own-commits.ts), so a request that reads its stamp before this group
       // has heard of it still finds it
-      const committing = observe
+      const beforeCommit = observe
         ? (done: ResultSet[]) => {
             before = observe.stamp();
             const wrote = groupWrote(statements, done);
@@ -158,7 +158,7 @@ export function createGroupWriter(
           }
         : undefined;
       try {
-        results = await file.transaction(statements, committing);
+        results = await file.transaction(statements, beforeCommit);
       } finally {
         observe?.commits.underWay(null);
       }
