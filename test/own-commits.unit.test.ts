@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { createClient } from "@libsql/client";
 import { fileWriter } from "../src/db/file-writer";
 import { createGroupWriter } from "../src/db/group-commit";
-import { ownCommits, transactionCount, writtenBy } from "../src/db/own-commits";
+import { ownCommits, transactionCount, writtenBy, type OwnCommits } from "../src/db/own-commits";
 
 describe("writtenBy", () => {
   test("names the tables a statement writes, also behind WITH; a read writes nothing", () => {
@@ -123,7 +123,12 @@ describe("the group commit notes its own commits", () => {
     expect(commits.cleanSince("4:10:7", "6:14:7", accounts)).toBe(false);
   });
 
-  test("on the file's own writer, the stamp is read under the write lock and the commit is under way until recorded", async () => {
+  /**
+   * One write through a group writer on the file's own writer (a fresh file with a key 'k1'), its stamps scripted
+   * (read as the group starts, under the write lock, after the commit); each announcement of a commit under way
+   * is kept with what a request reading the stamp `seen` then finds.
+   */
+  async function writeOnFile(stamps: string[], sql: string, seen: [string, string]) {
     const dir = mkdtempSync(join(tmpdir(), "waitlist-own-"));
     const path = join(dir, "t.db");
     const client = createClient({ url: `file:${path}` });
@@ -132,53 +137,37 @@ describe("the group commit notes its own commits", () => {
       await client.execute("PRAGMA journal_mode = WAL");
       await client.execute("CREATE TABLE api_keys (id TEXT PRIMARY KEY, revoked_at INTEGER)");
       await client.execute("INSERT INTO api_keys (id) VALUES ('k1')");
-      // read as the group starts (another process commits after it), under the write lock, and after the commit
-      const stamps = ["4:10:7", "5:12:7", "6:15:7"];
       const commits = ownCommits();
       const announced: unknown[] = [];
-      const watched = {
+      const watched: OwnCommits = {
         ...commits,
-        underWay(commit: Parameters<typeof commits.underWay>[0]) {
+        underWay(commit) {
           commits.underWay(commit);
-          // what a request reading the stamp of this commit, before the group hears of it, finds
-          announced.push(commit && { ...commit, seen: commits.cleanSince("5:12:7", "6:15:7", accounts) });
+          announced.push(commit && { ...commit, seen: commits.cleanSince(...seen, accounts) });
         },
       };
-      await createGroupWriter(client, { observe: { stamp: () => stamps.shift() ?? null, commits: watched }, file }).write([
-        { sql: "UPDATE api_keys SET revoked_at = 1 WHERE id = 'k1'", args: [] },
-      ]);
-      expect(announced).toEqual([{ before: "5:12:7", written: new Set(["api_keys"]), seen: true }, null]);
-      expect(commits.cleanSince("5:12:7", "6:15:7", accounts)).toBe(true);
-      expect(commits.cleanSince("5:12:7", "6:15:7", new Set(["api_keys"]))).toBe(false);
-      // the commit before it was another process's
-      expect(commits.cleanSince("4:10:7", "6:15:7", accounts)).toBe(false);
+      await createGroupWriter(client, { observe: { stamp: () => stamps.shift() ?? null, commits: watched }, file }).write([{ sql, args: [] }]);
+      return { commits, announced };
     } finally {
       await file.close();
       client.close();
       rmSync(dir, { recursive: true, force: true });
     }
+  }
+
+  test("on the file's own writer, the stamp is read under the write lock and the commit is under way until recorded", async () => {
+    // another process commits after the group starts; a request reads this commit's stamp before the group hears of it
+    const { commits, announced } = await writeOnFile(["4:10:7", "5:12:7", "6:15:7"], "UPDATE api_keys SET revoked_at = 1 WHERE id = 'k1'", ["5:12:7", "6:15:7"]);
+    expect(announced).toEqual([{ before: "5:12:7", written: new Set(["api_keys"]), seen: true }, null]);
+    expect(commits.cleanSince("5:12:7", "6:15:7", accounts)).toBe(true);
+    expect(commits.cleanSince("5:12:7", "6:15:7", new Set(["api_keys"]))).toBe(false);
+    // the commit before it was another process's
+    expect(commits.cleanSince("4:10:7", "6:15:7", accounts)).toBe(false);
   });
 
   test("a group on the file's writer that changed nothing announces no commit", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "waitlist-own-"));
-    const path = join(dir, "t.db");
-    const client = createClient({ url: `file:${path}` });
-    const file = fileWriter(path, 5_000);
-    try {
-      await client.execute("CREATE TABLE api_keys (id TEXT PRIMARY KEY, revoked_at INTEGER)");
-      const stamps = ["4:10:7", "4:10:7", "5:12:7"];
-      const commits = ownCommits();
-      const announced: unknown[] = [];
-      const watched = { ...commits, underWay: (commit: Parameters<typeof commits.underWay>[0]) => (commits.underWay(commit), announced.push(commit)) };
-      await createGroupWriter(client, { observe: { stamp: () => stamps.shift() ?? null, commits: watched }, file }).write([
-        { sql: "UPDATE api_keys SET revoked_at = 1 WHERE id = 'nobody'", args: [] },
-      ]);
-      expect(announced).toEqual([null]);
-      expect(commits.cleanSince("4:10:7", "5:12:7", accounts)).toBe(false);
-    } finally {
-      await file.close();
-      client.close();
-      rmSync(dir, { recursive: true, force: true });
-    }
+    const { commits, announced } = await writeOnFile(["4:10:7", "4:10:7", "5:12:7"], "UPDATE api_keys SET revoked_at = 1 WHERE id = 'nobody'", ["4:10:7", "5:12:7"]);
+    expect(announced).toEqual([null]);
+    expect(commits.cleanSince("4:10:7", "5:12:7", accounts)).toBe(false);
   });
 });
