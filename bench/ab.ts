@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { BENCH_KEY, seed } from "./seed";
-import { cpuTimes, failedLoad, fmt, load, signUpLoad, startServer, table, warmUp } from "./lib";
+import { cpuTimes, failedLoad, fmt, load, median, signUpLoad, startServer, table, warmUp } from "./lib";
 import { publishPage } from "./reads";
 
 function parse(argv: string[]) {
@@ -29,7 +29,6 @@ function parse(argv: string[]) {
 }
 
 const opts = parse(process.argv.slice(2));
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / values.length;
 
 const dir = mkdtempSync(join(tmpdir(), "bench-ab-"));

@@ -60,6 +60,13 @@ const ERROR = /"level":"(?:error|warn)"/;
 export const failedLoad = (what: string, result: LoadResult, server: { failures: () => string[] }) =>
   new Error(`${what} had failures: ${JSON.stringify(result)}\n${server.failures().join("\n")}`);
 
+/** The middle value (the mean of the two middle ones for an even count). */
+export function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length / 2;
+  return sorted.length % 2 ? sorted[Math.floor(mid)] : (sorted[mid - 1] + sorted[mid]) / 2;
+}
+
 export function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 }

@@ -2,7 +2,7 @@
 // bench/run.ts per list size; `bun bench/reads.ts [N]` alone seeds N (default 10,000) and prints just these rows
 // (for profiling: `BENCH_PROFILE=1` runs the server under `bun --cpu-prof`, one profile per route in bench/profiles/).
 import { BENCH_KEY, seed, WAITLIST_KEY } from "./seed";
-import { fmt, load, startServer, table, warmLoad, warmUp, type LoadResult } from "./lib";
+import { fmt, load, median, startServer, table, warmLoad, warmUp, type LoadResult } from "./lib";
 
 const API = `/api/v1/waitlist/${WAITLIST_KEY}`;
 
@@ -72,9 +72,7 @@ export async function pairedReads(small: { url: string; n: number }, large: { ur
       for (const x of [a, b]) if (x.non2xx || x.errors) throw new Error(`${route.path} load had failures: ${JSON.stringify(x)}`);
       ratios.push(first === small ? a.rps / b.rps : b.rps / a.rps);
     }
-    const sorted = [...ratios].sort((x, y) => x - y);
-    const mid = sorted.length / 2;
-    out.push({ name: route.name, ratio: sorted.length % 2 ? sorted[Math.floor(mid)] : (sorted[mid - 1] + sorted[mid]) / 2, ratios });
+    out.push({ name: route.name, ratio: median(ratios), ratios });
   }
   return out;
 }

@@ -172,7 +172,8 @@ async function expectCountersOfRows(waitlistId: string, confirmed: number) {
   // each day's sign-ups: the UTC date of each confirmed subscriber's confirmation (or joining)
   const days = new Map<string, number>();
   for (const r of await db.rows<{ at: number }>(sql`SELECT coalesce(confirmed_at, joined_at) AS at FROM subscribers WHERE waitlist_id = ${waitlistId} AND seq IS NOT NULL`)) {
-    days.set(dayOf(Number(r.at)), (days.get(dayOf(Number(r.at))) ?? 0) + 1);
+    const day = dayOf(Number(r.at));
+    days.set(day, (days.get(day) ?? 0) + 1);
   }
   const daily = await db.rows<{ date: string; n: number }>(sql`SELECT date, sign_ups AS n FROM daily_stats WHERE waitlist_id = ${waitlistId} AND sign_ups <> 0 ORDER BY date`);
   expect(daily.map((d) => [d.date, Number(d.n)])).toEqual([...days].sort());

@@ -38,14 +38,14 @@ export async function visitorKey(db: Db, visitorId: string | null | undefined, i
   if (visitorId) return `id:${visitorId}`;
   const day = dayOf(at);
   const secret = await saltSecret(db);
-  let salt = salts.get(`${secret}|${day}`);
+  let salt = salts.get(saltSlot(secret, day));
   if (salt === undefined) {
     salt = createHmac("sha256", secret).update(day).digest("hex");
     if (salts.size >= 16) salts.clear();
-    salts.set(`${secret}|${day}`, salt);
+    salts.set(saltSlot(secret, day), salt);
   }
   // issue 19: a visitor's repeat views of the day reuse the hash
-  const seen = `${salt}|${ip}|${userAgent}`;
+  const seen = hashSlot(salt, ip, userAgent);
   let key = hashed.get(seen);
   if (key === undefined) {
     key = `h:${sha256Hex(seen)}`;
@@ -55,6 +55,9 @@ export async function visitorKey(db: Db, visitorId: string | null | undefined, i
   return key;
 }
 const hashed = new Map<string, string>();
+/** Where the day's salt and a visitor's hash are kept (salts, hashed). */
+const saltSlot = (secret: string, day: string) => `${secret}|${day}`;
+const hashSlot = (salt: string, ip: string, userAgent: string) => `${salt}|${ip}|${userAgent}`;
 
 /**
  * Issue 19: true when this process knows, without waiting for anything, that the visitor without an id was counted
@@ -63,8 +66,8 @@ const hashed = new Map<string, string>();
  */
 export function knownView(db: Db, waitlistId: string, ip: string, userAgent: string, at = now()): boolean {
   const secret = readSecrets.get(db);
-  const salt = secret === undefined ? undefined : salts.get(`${secret}|${dayOf(at)}`);
-  const key = salt === undefined ? undefined : hashed.get(`${salt}|${ip}|${userAgent}`);
+  const salt = secret === undefined ? undefined : salts.get(saltSlot(secret, dayOf(at)));
+  const key = salt === undefined ? undefined : hashed.get(hashSlot(salt, ip, userAgent));
   return key !== undefined && (knownVisitors.get(db)?.get(`${waitlistId}|${key}`) ?? 0) > at;
 }
 

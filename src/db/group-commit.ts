@@ -143,9 +143,10 @@ export function createGroupWriter(
     });
 
   async function runGroup(batches: InStatement[][]): Promise<ResultSet[][]> {
-    let before = observe?.stamp();
     const statements = batches.flat();
     let results: ResultSet[];
+    let before: ChangeStamp | undefined;
+    let wrote: Written | null = null;
     if (file) {
       // the stamp read with the write lock held, right before the COMMIT: no other commit can come between them, and
       // the commit is announced as under way (own-commits.ts), so a request that reads its stamp before this group
@@ -153,7 +154,7 @@ export function createGroupWriter(
       const beforeCommit = observe
         ? (done: ResultSet[]) => {
             before = observe.stamp();
-            const wrote = groupWrote(statements, done);
+            wrote = groupWrote(statements, done);
             if (wrote && typeof before === "string") observe.commits.underWay({ before, written: wrote });
           }
         : undefined;
@@ -162,8 +163,12 @@ export function createGroupWriter(
       } finally {
         observe?.commits.underWay(null);
       }
-    } else results = await clientTransaction(client, statements);
-    if (observe) noteCommit(observe, before, groupWrote(statements, results));
+    } else {
+      before = observe?.stamp();
+      results = await clientTransaction(client, statements);
+      if (observe) wrote = groupWrote(statements, results);
+    }
+    if (observe) noteCommit(observe, before, wrote);
     let at = 0;
     return batches.map((statements) => results.slice(at, (at += statements.length)));
   }
