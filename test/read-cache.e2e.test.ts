@@ -115,6 +115,12 @@ describe("pages", () => {
     expect(etag).toMatch(/^"[A-Za-z0-9_-]+"$/);
     expect(plain.headers.get("cache-control")).toBe("no-cache");
     expect(plain.headers.get("content-encoding")).toBeNull();
+    expect(plain.headers.get("content-type")).toBe("text/html; charset=utf-8");
+    // a page, not a file: no ranges, the whole page to a Range request
+    expect(plain.headers.get("accept-ranges")).toBeNull();
+    expect(plain.headers.get("content-range")).toBeNull();
+    const ranged = await b.request("GET", `/p/${w.slug}`, { headers: { range: "bytes=0-9", "accept-encoding": "identity" } });
+    expect([ranged.status, ranged.text, ranged.headers.get("content-range")]).toEqual([200, plain.text, null]);
     const again = await b.request("GET", `/p/${w.slug}`, { headers: { "if-none-match": etag } });
     expect(again.status).toBe(304);
     expect(again.text).toBe("");
@@ -125,6 +131,7 @@ describe("pages", () => {
     expect(referred.headers.get("etag")).not.toBe(etag);
     const zipped = await fetch(`${b.url}/p/${w.slug}`, { headers: { "accept-encoding": "gzip" }, decompress: false } as RequestInit);
     expect(zipped.headers.get("content-encoding")).toBe("gzip");
+    expect([zipped.headers.get("content-type"), zipped.headers.get("content-range")]).toEqual(["text/html; charset=utf-8", null]);
     expect(zipped.headers.get("etag")).toBe(etag);
     expect(new TextDecoder().decode(Bun.gunzipSync(new Uint8Array(await zipped.arrayBuffer())))).toBe(plain.text);
 
