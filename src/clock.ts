@@ -2,13 +2,13 @@
 
 export const now = (): number => Date.now();
 
+let lastDay = { day: NaN, text: "" };
 /** The UTC date of a timestamp, `YYYY-MM-DD` (daily counters, the view-hash salt); the last day's text is kept. */
 export const dayOf = (ms: number): string => {
   const day = Math.floor(ms / 86_400_000);
   if (day !== lastDay.day) lastDay = { day, text: new Date(ms).toISOString().slice(0, 10) };
   return lastDay.text;
 };
-let lastDay = { day: NaN, text: "" };
 
 const ALPHABET = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 

@@ -10,25 +10,29 @@ export const DEDUPE_MS = 24 * 3_600_000;
 export const DAILY_MAX_DAYS = 365;
 
 
-const secrets = new WeakMap<Db, Promise<string>>();
-/** The secret once read (knownView decides without waiting for it). */
-const readSecrets = new WeakMap<Db, string>();
+/** The secret per database: its read, and its value once read (knownView decides without waiting for it). */
+const secrets = new WeakMap<Db, { read: Promise<string>; value?: string }>();
 
 /** The instance-wide secret behind the daily salt, kept in the database so every instance agrees. */
 function saltSecret(db: Db): Promise<string> {
-  let secret = secrets.get(db);
-  if (secret) return secret;
-  secret = (async () => {
-    await db.exec(sql`INSERT INTO meta (key, value) VALUES ('view_salt_secret', ${token(43)}) ON CONFLICT (key) DO NOTHING`);
-    const row = (await db.rows<{ value: string }>(sql`SELECT value FROM meta WHERE key = 'view_salt_secret'`))[0];
-    readSecrets.set(db, row!.value);
-    return row!.value;
-  })().catch((err) => {
-    secrets.delete(db);
-    throw err;
-  });
+  const known = secrets.get(db);
+  if (known) return known.read;
+  const secret: { read: Promise<string>; value?: string } = {
+    read: readSaltSecret(db).then(
+      (value) => (secret.value = value),
+      (err) => {
+        secrets.delete(db);
+        throw err;
+      },
+    ),
+  };
   secrets.set(db, secret);
-  return secret;
+  return secret.read;
+}
+
+async function readSaltSecret(db: Db): Promise<string> {
+  await db.exec(sql`INSERT INTO meta (key, value) VALUES ('view_salt_secret', ${token(43)}) ON CONFLICT (key) DO NOTHING`);
+  return (await db.rows<{ value: string }>(sql`SELECT value FROM meta WHERE key = 'view_salt_secret'`))[0]!.value;
 }
 
 const salts = new Map<string, string>();
@@ -38,11 +42,12 @@ export async function visitorKey(db: Db, visitorId: string | null | undefined, i
   if (visitorId) return `id:${visitorId}`;
   const day = dayOf(at);
   const secret = await saltSecret(db);
-  let salt = salts.get(saltSlot(secret, day));
+  const slot = saltSlot(secret, day);
+  let salt = salts.get(slot);
   if (salt === undefined) {
     salt = createHmac("sha256", secret).update(day).digest("hex");
     if (salts.size >= 16) salts.clear();
-    salts.set(saltSlot(secret, day), salt);
+    salts.set(slot, salt);
   }
   // issue 19: a visitor's repeat views of the day reuse the hash
   const seen = hashSlot(salt, ip, userAgent);
@@ -65,7 +70,7 @@ const hashSlot = (salt: string, ip: string, userAgent: string) => `${salt}|${ip}
  * (visitorKey, then logView). A published page's repeat views skip two promises and their turns (~10% of its time).
  */
 export function knownView(db: Db, waitlistId: string, ip: string, userAgent: string, at = now()): boolean {
-  const secret = readSecrets.get(db);
+  const secret = secrets.get(db)?.value;
   const salt = secret === undefined ? undefined : salts.get(saltSlot(secret, dayOf(at)));
   const key = salt === undefined ? undefined : hashed.get(hashSlot(salt, ip, userAgent));
   return key !== undefined && (knownVisitors.get(db)?.get(`${waitlistId}|${key}`) ?? 0) > at;
