@@ -149,7 +149,7 @@ test("a COMMIT that fails (a deferred foreign key) rejects with SQLite's codes, 
   }
 });
 
-test("a run of one rows template's INSERTs runs as few statements: each answers its own row, a conflict none, places 1..n in each", async () => {
+test("a run of one rows template's INSERTs runs as few statements: each answers its own row, a conflict none, places 1..n in each piece", async () => {
   const insert = statementTemplate(
     ["id", "n", "place"] as const,
     (v, row) => sql`INSERT INTO t (id, n, note) VALUES ${row(sql`(${v.id}, ${v.n}, 'place ' || CAST(${v.place} AS INTEGER))`)} ON CONFLICT (id) DO NOTHING RETURNING id, n, note`,
@@ -220,4 +220,31 @@ test("a rows template merges only fillings alike in its alike values; a merged p
     [{ id: "k5", two: 2, note: "c" }],
   ]);
   expect(log).toEqual(["before a (k1): 1 of its kind", "after a: k1 k2, 3 of its kind", "before b (k3): 0 of its kind", "after b: k3 k4, 2 of its kind"]);
+});
+
+test("a run with something around it has it done once, however many pieces it is cut into, and its places run on through them", async () => {
+  const log: string[] = [];
+  const insert = statementTemplate(
+    ["id", "place"] as const,
+    (v, row) => sql`INSERT INTO t (id, n, note) VALUES ${row(sql`(${v.id}, 0, 'place ' || CAST(${v.place} AS INTEGER))`)} ON CONFLICT (id) DO NOTHING RETURNING id, note`,
+    {
+      oneRow: true,
+      rows: {
+        key: "id",
+        place: "place",
+        around: () => ({
+          before: () => void log.push("before"),
+          after: (rows) => void log.push(`after ${rows.map((r) => r.id).join(" ")}`),
+        }),
+      },
+    },
+  );
+  const statement = (id: string) => toStatement({ dialect: sqliteDialect } as never, insert({ id, place: 1 }));
+  await writer.transaction([statement("w0")]);
+  log.length = 0;
+  // eleven fillings, one of them there already: pieces of eight and three rows, one before and one after for all
+  const ids = Array.from({ length: 11 }, (_, i) => (i === 5 ? "w0" : `w${i + 1}`));
+  const results = await writer.transaction(ids.map(statement));
+  expect(results.map((r) => r.rows[0]?.note ?? null)).toEqual(ids.map((id, i) => (id === "w0" ? null : `place ${i + 1}`)));
+  expect(log).toEqual([`before`, `after ${ids.filter((id) => id !== "w0").join(" ")}`]);
 });

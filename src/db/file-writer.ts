@@ -107,28 +107,46 @@ export function fileWriter(path: string, timeout: number): FileWriter {
   /**
    * A piece of a run of one template's INSERTs as one INSERT of their rows (issue 19): a sign-up's INSERT cost ~15%
    * less a row that way in a loop. Its triggers and RETURNING run row by row as before (each row's RETURNING sees the
-   * rows before it; the k-th row's seq is last_seq + k), between the statements the template puts around it (the
-   * sign-up's: its counters written once for all the rows, not by the trigger for each). Each statement's answer is its
-   * row, found by its key, or none.
+   * rows before it). `first` is the place of its first row in the run. Its rows' answers, in the order of its VALUES
+   * (none for a row not inserted), each found by its key, and the statement's reader.
    */
-  const executeRows = (run: InStatement[], rows: Rows): ResultSet[] => {
+  const executeRows = (piece: InStatement[], rows: Rows, first: number) => {
     const args: unknown[] = [];
     const keys: unknown[] = [];
-    run.forEach((statement, k) => {
+    piece.forEach((statement, k) => {
       const values = argsToSql((statement as { args: InArgs }).args) as unknown[];
-      if (rows.placeIndex >= 0) values[rows.placeIndex] = k + 1;
+      if (rows.placeIndex >= 0) values[rows.placeIndex] = first + k;
       keys.push(values[rows.keyIndex]);
       for (const value of values) args.push(value);
     });
-    const { stmt, reader } = prepare(rows.text(run.length));
+    const { stmt, reader } = prepare(rows.text(piece.length));
     if (!reader) throw new Error("a rows template returns its rows");
-    const around = rows.around?.((run[0] as { args: unknown[] }).args);
-    around?.before(runRaw);
     const byKey = new Map<unknown, Row>();
     for (const values of stmt.all(args) as unknown[][]) byKey.set(values[0], reader.rowOf(values));
-    const answers = keys.map((key) => byKey.get(key));
+    return { answers: keys.map((key) => byKey.get(key)), reader };
+  };
+
+  /**
+   * A run of one rows template's fillings, cut into pieces of many rows, with what the template puts around it (the
+   * sign-up's: its counters written once for all the rows, not by the trigger for each) done once for the whole run:
+   * the statements around a piece cost as much as ten of its rows (bench/README.md). With something around it, a row's
+   * place runs on through the pieces (nothing moves the waitlist's `last_seq` until after the run: the k-th row's seq
+   * is `last_seq + k`); without, each piece starts again at 1 (its triggers move `last_seq` row by row). Each filling's
+   * answer is its row, or none.
+   */
+  const executeRun = (run: InStatement[], rows: Rows): ResultSet[] => {
+    const around = rows.around?.((run[0] as { args: unknown[] }).args);
+    around?.before(runRaw);
+    const answers: (Row | undefined)[] = [];
+    let columns: string[] = [];
+    let columnTypes: string[] = [];
+    for (let at = 0, size = piece(run.length); at < run.length; at += size, size = piece(run.length - at)) {
+      const done = executeRows(run.slice(at, at + size), rows, around ? at + 1 : 1);
+      answers.push(...done.answers);
+      ({ columns, columnTypes } = done.reader);
+    }
     around?.after(answers.filter((row) => row !== undefined), runRaw);
-    return answers.map((row) => new ResultSetImpl(reader.columns, reader.columnTypes, row ? [row] : [], 0, undefined));
+    return answers.map((row) => new ResultSetImpl(columns, columnTypes, row ? [row] : [], 0, undefined));
   };
 
   /** The statements in order, each run of one rows template's INSERTs as a few statements of many rows. */
@@ -138,11 +156,9 @@ export function fileWriter(path: string, timeout: number): FileWriter {
       const rows = rowsOf(statements[i]);
       let end = i + 1;
       if (rows) while (end < statements.length && rowsOf(statements[end]) === rows && alike(rows, statements[i], statements[end])) end++;
-      for (let size = piece(end - i); i < end; size = piece(end - i)) {
-        if (size > 1) results.push(...executeRows(statements.slice(i, i + size), rows!));
-        else results.push(execute(statements[i]));
-        i += size;
-      }
+      if (end - i > 1) results.push(...executeRun(statements.slice(i, end), rows!));
+      else results.push(execute(statements[i]));
+      i = end;
     }
     return results;
   };

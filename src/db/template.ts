@@ -17,7 +17,7 @@ export interface Rows {
   placeIndex: number;
   /** The values consecutive fillings must share to be merged. */
   alikeIndexes: number[];
-  /** What the writer does before and after a merged INSERT, given its first filling's values. */
+  /** What the writer does before and after a run of merged INSERTs, given its first filling's values. */
   around?: (args: readonly unknown[]) => Around;
 }
 
@@ -28,10 +28,13 @@ export interface RawStatement {
 }
 export type Run = (statement: RawStatement) => Record<string, unknown>[];
 
-/** What the embedded writer does around a merged INSERT, in its transaction. */
+/** What the embedded writer does around a run of merged INSERTs (one or more), in its transaction. */
 export interface Around {
   before(run: Run): void;
-  /** Given the rows it returned, as the writer answers them, in the order of its VALUES (a repeat has none); may change them. */
+  /**
+   * Given the rows the run's INSERTs returned, as the writer answers them, in the order of their VALUES (a repeat has
+   * none); may change them.
+   */
   after(rows: Record<string, unknown>[], run: Run): void;
 }
 

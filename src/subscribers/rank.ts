@@ -88,13 +88,13 @@ interface NewRow {
 }
 
 /**
- * What goes around one INSERT of many new subscribers of one waitlist, all of points `points`, on the embedded file
- * (issue 19): the insert trigger wrote five counters for each row, and each row's RETURNING read its position from
- * them, together most of SQLite's work a row. Before the INSERT, a row of `counters_deferred` tells the trigger to
+ * What goes around a run of INSERTs of many new subscribers of one waitlist, all of points `points`, on the embedded
+ * file (issue 19): the insert trigger wrote five counters for each row, and each row's RETURNING read its position
+ * from them, together most of SQLite's work a row. Before the run, a row of `counters_deferred` tells the trigger to
  * leave this waitlist's counters alone, and the last place in line is read. After it, each new ranked row's position
  * is that place plus the ranked rows before it (the k-th row's seq is `last_seq + k`); then the counters the trigger
  * would have moved (its rank counters, daily count, subscriber count and `last_seq`) move once for all the rows, and
- * the row of `counters_deferred` goes. All in the INSERT's transaction.
+ * the row of `counters_deferred` goes. All in the run's transaction.
  */
 export function deferredCounters(waitlistId: string, points: number): Around {
   // the place before the INSERT: every ranked subscriber of as many points or more is ahead
