@@ -128,11 +128,12 @@ export function fileWriter(path: string, timeout: number): FileWriter {
 
   /**
    * A run of one rows template's fillings, cut into pieces of many rows, with what the template puts around it (the
-   * sign-up's: its counters written once for all the rows, not by the trigger for each) done once for the whole run:
-   * the statements around a piece cost as much as ten of its rows (bench/README.md). With something around it, a row's
-   * place runs on through the pieces (nothing moves the waitlist's `last_seq` until after the run: the k-th row's seq
-   * is `last_seq + k`); without, each piece starts again at 1 (its triggers move `last_seq` row by row). Each filling's
-   * answer is its row, or none.
+   * sign-up's: its counters written once for all the rows, not by the trigger for each) done once for the whole run.
+   * The sign-up's five statements around a piece cost as much as three to five of its rows (bench/README.md), and a
+   * run of more than eight rows, not a multiple of eight, is two pieces (1.7 a group under the bench's sign-up load).
+   * With something around it, a row's place runs on through the pieces (nothing moves the waitlist's `last_seq` until
+   * after the run: the k-th row's seq is `last_seq + k`); without, each piece starts again at 1 (its triggers move
+   * `last_seq` row by row). Each filling's answer is its row, or none.
    */
   const executeRun = (run: InStatement[], rows: Rows): ResultSet[] => {
     const around = rows.around?.((run[0] as { args: unknown[] }).args);
