@@ -107,10 +107,10 @@ export function fileWriter(path: string, timeout: number): FileWriter {
   /**
    * A piece of a run of one template's INSERTs as one INSERT of their rows (issue 19): a sign-up's INSERT cost ~15%
    * less a row that way in a loop. Its triggers and RETURNING run row by row as before (each row's RETURNING sees the
-   * rows before it). `first` is the place of its first row in the run. Its rows' answers, in the order of its VALUES
-   * (none for a row not inserted), each found by its key, and the statement's reader.
+   * rows before it). `first` is the place of its first row in the run. Each filling's answer is its row, found by its
+   * key, or none.
    */
-  const executeRows = (piece: InStatement[], rows: Rows, first: number) => {
+  const executeRows = (piece: InStatement[], rows: Rows, first: number): ResultSet[] => {
     const args: unknown[] = [];
     const keys: unknown[] = [];
     piece.forEach((statement, k) => {
@@ -123,7 +123,10 @@ export function fileWriter(path: string, timeout: number): FileWriter {
     if (!reader) throw new Error("a rows template returns its rows");
     const byKey = new Map<unknown, Row>();
     for (const values of stmt.all(args) as unknown[][]) byKey.set(values[0], reader.rowOf(values));
-    return { answers: keys.map((key) => byKey.get(key)), reader };
+    return keys.map((key) => {
+      const row = byKey.get(key);
+      return new ResultSetImpl(reader.columns, reader.columnTypes, row ? [row] : [], 0, undefined);
+    });
   };
 
   /**
@@ -133,21 +136,17 @@ export function fileWriter(path: string, timeout: number): FileWriter {
    * run of more than eight rows, not a multiple of eight, is two pieces (1.7 a group under the bench's sign-up load).
    * With something around it, a row's place runs on through the pieces (nothing moves the waitlist's `last_seq` until
    * after the run: the k-th row's seq is `last_seq + k`); without, each piece starts again at 1 (its triggers move
-   * `last_seq` row by row). Each filling's answer is its row, or none.
+   * `last_seq` row by row). Each filling's answer is its row, or none (`after` changes the rows in place).
    */
   const executeRun = (run: InStatement[], rows: Rows): ResultSet[] => {
     const around = rows.around?.((run[0] as { args: unknown[] }).args);
     around?.before(runRaw);
-    const answers: (Row | undefined)[] = [];
-    let columns: string[] = [];
-    let columnTypes: string[] = [];
+    const results: ResultSet[] = [];
     for (let at = 0, size = piece(run.length); at < run.length; at += size, size = piece(run.length - at)) {
-      const done = executeRows(run.slice(at, at + size), rows, around ? at + 1 : 1);
-      answers.push(...done.answers);
-      ({ columns, columnTypes } = done.reader);
+      results.push(...executeRows(run.slice(at, at + size), rows, around ? at + 1 : 1));
     }
-    around?.after(answers.filter((row) => row !== undefined), runRaw);
-    return answers.map((row) => new ResultSetImpl(columns, columnTypes, row ? [row] : [], 0, undefined));
+    around?.after(results.flatMap((result) => result.rows) as unknown as Record<string, unknown>[], runRaw);
+    return results;
   };
 
   /** The statements in order, each run of one rows template's INSERTs as a few statements of many rows. */
