@@ -8,7 +8,7 @@ let setupClient;
 let numbered = null;
 if (opts.emailBody) {
   // Each request a new email (DESIGN §7), its number written into the request's bytes in place. With a `setupRequest`,
-  // autocannon builds each request anew (headers, buffers): 70-130 us of this process's CPU a sign-up against 24-35 a
+  // autocannon builds each request anew (headers, buffers): 68-160 us of this process's CPU a sign-up against 24-35 a
   // GET, taken from the two cores the server runs on (bench/README.md). Each connection gets a request of its own, whose
   // bytes autocannon writes again for each request it sends; the number changes before each send (its 'request' event),
   // after the last send's answer has come.
