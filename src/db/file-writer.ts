@@ -110,16 +110,16 @@ export function fileWriter(path: string, timeout: number): FileWriter {
    * rows before it). `first` is the place of its first row in the run. Each filling's answer is its row, found by its
    * key, or none.
    */
-  const executeRows = (piece: InStatement[], rows: Rows, first: number): ResultSet[] => {
+  const executeRows = (fillings: InStatement[], rows: Rows, first: number): ResultSet[] => {
     const args: unknown[] = [];
     const keys: unknown[] = [];
-    piece.forEach((statement, k) => {
+    fillings.forEach((statement, k) => {
       const values = argsToSql((statement as { args: InArgs }).args) as unknown[];
       if (rows.placeIndex >= 0) values[rows.placeIndex] = first + k;
       keys.push(values[rows.keyIndex]);
       for (const value of values) args.push(value);
     });
-    const { stmt, reader } = prepare(rows.text(piece.length));
+    const { stmt, reader } = prepare(rows.text(fillings.length));
     if (!reader) throw new Error("a rows template returns its rows");
     const byKey = new Map<unknown, Row>();
     for (const values of stmt.all(args) as unknown[][]) byKey.set(values[0], reader.rowOf(values));
