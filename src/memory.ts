@@ -1,16 +1,43 @@
 // A resident-memory budget for the server. JavaScriptCore sizes its heap by the machine's RAM and,
-// under sustained load, lets garbage pile up (the heap grew ~8 MB a second under sign-ups, 24 to 62 MB in
-// five seconds) before collecting it; on a small VPS that is memory the database's page cache could use.
-// Past the budget, a full collection runs (synchronously: the only kind that is full and hands the freed
-// pages back; Bun.gc(false) only asks for one, and the heap went on growing), at most once every three
-// seconds: it stops the server for 25-35 ms under a full load, so a pause a second was most of a sign-up's p99.
+// under sustained load, lets garbage pile up before collecting it; on a small VPS that is memory the
+// database's page cache could use. Past the budget, a full collection runs (synchronously: the only kind
+// that is full and hands the freed pages back; Bun.gc(false) only asks for one, and the heap went on
+// growing), but only once the resident memory has grown by GROWTH since the last one left it, and at most
+// once every three seconds. Each stops the server for 15-60 ms under load. Run whenever the memory stood
+// over the budget (every 3 s), they gave back 2-10 MB each and were a sign-up's p99: the memory a
+// collection cannot give back (the allocator's pages, the binary's code, SQLite's caches) kept it over
+// the budget, under load and idle alike (issue 19, bench/README.md).
 // Bun.shrink() is not used here (only once at start, serve.ts): it also throws away every function's compiled
 // code, which then compiles again; once a second under load that cost up to half the throughput of the reads
 // (docs/decisions.md).
-const CHECK_MS = 3_000;
+const CHECK_MS = 1_000;
+const MIN_GAP_MS = 3_000;
+const GROWTH = 8 * 1024 * 1024;
+
+export interface Runtime {
+  collect(): void;
+  rss(): number;
+}
+
+/**
+ * The budget's decision, made at time `at` (ms): a full collection when the resident memory is over `budgetBytes`, has
+ * grown by GROWTH since the last collection left it, and the last was MIN_GAP_MS ago or more. True when it collected.
+ */
+export function memoryBudget(budgetBytes: number, runtime: Runtime): (at: number) => boolean {
+  // what the last collection left: the resident memory no collection can give back, as far as it knows
+  let floor = 0;
+  let last = -Infinity;
+  return (at) => {
+    const rss = runtime.rss();
+    if (rss <= budgetBytes || rss < floor + GROWTH || at - last < MIN_GAP_MS) return false;
+    runtime.collect();
+    last = at;
+    floor = runtime.rss();
+    return true;
+  };
+}
 
 export function keepMemoryNear(budgetBytes: number): void {
-  setInterval(() => {
-    if (process.memoryUsage.rss() > budgetBytes) Bun.gc(true);
-  }, CHECK_MS).unref();
+  const check = memoryBudget(budgetBytes, { collect: () => Bun.gc(true), rss: () => process.memoryUsage.rss() });
+  setInterval(() => check(performance.now()), CHECK_MS).unref();
 }

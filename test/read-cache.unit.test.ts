@@ -100,3 +100,23 @@ describe("readCache loads", () => {
     expect(await Promise.all([third.got, fourth.got])).toEqual(["v2", "v2"]);
   });
 });
+
+describe("readCache memory", () => {
+  test("entries past their age, which no request is answered from again, are dropped, and so are those read again", async () => {
+    const db = { changeStamp: () => "1:10:7", ownCommits: null };
+    const cache = readCache<string, string>(db, { max: 100, maxAgeMs: 50 });
+    for (const key of ["a", "b", "c"]) expect(await cache.get(key, async () => `value of ${key}`)).toBe(`value of ${key}`);
+    expect(cache.size()).toBe(3);
+    const deadline = Date.now() + 5_000;
+    while (cache.size() > 0 && Date.now() < deadline) await Bun.sleep(10);
+    expect(cache.size()).toBe(0);
+    // and what is read again afterwards is kept again, and goes again
+    let reads = 0;
+    expect(await cache.get("a", async () => (reads++, "again"))).toBe("again");
+    expect(await cache.get("a", async () => (reads++, "never"))).toBe("again");
+    expect(reads).toBe(1);
+    expect(cache.size()).toBe(1);
+    while (cache.size() > 0 && Date.now() < deadline) await Bun.sleep(10);
+    expect(cache.size()).toBe(0);
+  });
+});

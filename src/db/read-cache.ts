@@ -9,6 +9,8 @@ import type { ChangeStamp, Db } from "./db";
 export interface ReadCache<K, V> {
   /** The cached value while the database is unchanged since it was read; otherwise `load()`, kept for next time. */
   get(key: K, load: () => Promise<V>): Promise<V>;
+  /** Entries kept (tests). */
+  size(): number;
 }
 
 /**
@@ -25,6 +27,19 @@ export function readCache<K, V>(
   const tables = opts.tables && db.ownCommits ? new Set(opts.tables) : null;
   const holds = (from: ChangeStamp, to: ChangeStamp) => tables !== null && db.ownCommits!.cleanSince(from, to, tables);
   const entries = new Map<K, { stamp: ChangeStamp; at: number; value: V }>();
+  // an entry older than maxAge is never answered again: such entries go once past their age, from the oldest (the
+  // map's order is that of their reads, near enough), while any are kept. Left until `max` pushed them out, a list's
+  // pages read once before a sign-up load (30,000 rows) stayed in the heap, and every full collection marked them
+  // (bench/README.md, issue 19)
+  let sweeping: Timer | null = null;
+  const sweep = () => {
+    const now = performance.now();
+    for (const [key, entry] of entries) {
+      if (now - entry.at < maxAge) break;
+      entries.delete(key);
+    }
+    sweeping = entries.size ? setTimeout(sweep, maxAge).unref() : null;
+  };
   // loads under way, by key, with the stamp read before each: a request that misses at the same stamp, or at a later
   // one that only own commits writing none of the tables separate from it, waits for that load rather than reading
   // again (after a commit, every request of a turn missed at once, and the sign-ups committed meanwhile gave each
@@ -62,7 +77,9 @@ export function readCache<K, V>(
       if (stamp === null || (opts.keep && !opts.keep(value))) return value;
       if (entries.size >= opts.max) entries.delete(entries.keys().next().value!);
       entries.set(key, { stamp, at, value });
+      sweeping ??= setTimeout(sweep, maxAge).unref();
       return value;
     },
+    size: () => entries.size,
   };
 }
