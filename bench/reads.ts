@@ -2,7 +2,7 @@
 // bench/run.ts per list size; `bun bench/reads.ts [N]` alone seeds N (default 10,000) and prints just these rows
 // (for profiling: `BENCH_PROFILE=1` runs the server under `bun --cpu-prof`, one profile per route in bench/profiles/).
 import { BENCH_KEY, seed, WAITLIST_KEY } from "./seed";
-import { fmt, load, median, startServer, table, warmLoad, warmUp, type LoadResult } from "./lib";
+import { fmt, load, median, startServer, table, warmLoad, warmUp, type LoadOptions, type LoadResult } from "./lib";
 
 const API = `/api/v1/waitlist/${WAITLIST_KEY}`;
 
@@ -62,19 +62,27 @@ export async function pairedReads(small: { url: string; n: number }, large: { ur
     const headers = (route.key ? { "x-api-key": BENCH_KEY } : {}) as Record<string, string>;
     const pathAt = (n: number) => readRoutes(n).find((r) => r.name === route.name)!.path;
     const at = (side: { url: string; n: number }) => ({ url: `${side.url}${pathAt(side.n)}`, headers, duration: seconds });
-    await warmUp(at(small));
-    await warmUp(at(large));
-    const ratios: number[] = [];
-    for (let r = 0; r < rounds; r++) {
-      const [first, second] = r % 2 ? [large, small] : [small, large];
-      const a = await load(at(first));
-      const b = await load(at(second));
-      for (const x of [a, b]) if (x.non2xx || x.errors) throw new Error(`${route.path} load had failures: ${JSON.stringify(x)}`);
-      ratios.push(first === small ? a.rps / b.rps : b.rps / a.rps);
-    }
-    out.push({ name: route.name, ratio: median(ratios), ratios });
+    out.push({ name: route.name, ...(await inTurns(at(small), at(large), rounds)) });
   }
   return out;
+}
+
+/**
+ * One kind of load on two servers in turns (each warmed up first), `rounds` pairs with the other one first every other
+ * round: each pair's throughput, small over large, and their median. A slow minute of this machine falls on both.
+ */
+export async function inTurns(small: LoadOptions, large: LoadOptions, rounds: number): Promise<{ ratio: number; ratios: number[] }> {
+  await warmUp(small);
+  await warmUp(large);
+  const ratios: number[] = [];
+  for (let r = 0; r < rounds; r++) {
+    const [first, second] = r % 2 ? [large, small] : [small, large];
+    const a = await load(first);
+    const b = await load(second);
+    for (const x of [a, b]) if (x.non2xx || x.errors) throw new Error(`${first.url} load had failures: ${JSON.stringify(x)}`);
+    ratios.push(first === small ? a.rps / b.rps : b.rps / a.rps);
+  }
+  return { ratio: median(ratios), ratios };
 }
 
 if (import.meta.main) {
