@@ -4,9 +4,9 @@
 // that is full and hands the freed pages back; Bun.gc(false) only asks for one, and the heap went on
 // growing), but only once the resident memory has grown by GROWTH since the last one left it, and at most
 // once every three seconds. Each stops the server for 15-60 ms under load. Run whenever the memory stood
-// over the budget (every 3 s), they gave back 2-10 MB each and were a sign-up's p99: the memory a
-// collection cannot give back (the allocator's pages, the binary's code, SQLite's caches) kept it over
-// the budget, under load and idle alike (issue 19, bench/README.md).
+// over the budget (every 3 s), they gave back 0-11 MB each and paused the server every 3 s for good: the
+// memory a collection cannot give back (the binary's code, the allocator's pages, SQLite's caches) kept it
+// over the budget, under load and idle alike (issue 19, bench/README.md).
 // Bun.shrink() is not used here (only once at start, serve.ts): it also throws away every function's compiled
 // code, which then compiles again; once a second under load that cost up to half the throughput of the reads
 // (docs/decisions.md).
