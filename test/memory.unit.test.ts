@@ -5,33 +5,29 @@ import { memoryBudget } from "../src/memory";
 
 const MB = 1024 * 1024;
 
-/** A runtime whose resident memory the test sets; a collection leaves it at `after` (or where it was). */
-function runtime() {
+/** The budget of 120 MB on a runtime whose resident memory the test sets; a collection leaves it at `after` (or where it was). */
+function budget() {
   const state = { rss: 0, after: null as number | null, collections: 0 };
-  return {
-    state,
-    runtime: {
-      rss: () => state.rss,
-      collect: () => {
-        state.collections++;
-        if (state.after !== null) state.rss = state.after;
-      },
+  const check = memoryBudget(120 * MB, {
+    rss: () => state.rss,
+    collect: () => {
+      state.collections++;
+      if (state.after !== null) state.rss = state.after;
     },
-  };
+  });
+  return { state, check };
 }
 
 describe("memory budget", () => {
   test("nothing is collected at or under the budget, however long it runs", () => {
-    const { state, runtime: r } = runtime();
-    const check = memoryBudget(120 * MB, r);
+    const { state, check } = budget();
     state.rss = 120 * MB;
     for (let at = 0; at < 60_000; at += 1_000) expect(check(at)).toBe(false);
     expect(state.collections).toBe(0);
   });
 
   test("over the budget: collected once, then again only after 8 MB more than the collection left", () => {
-    const { state, runtime: r } = runtime();
-    const check = memoryBudget(120 * MB, r);
+    const { state, check } = budget();
     state.rss = 150 * MB;
     state.after = 140 * MB;
     expect(check(0)).toBe(true);
@@ -45,8 +41,7 @@ describe("memory budget", () => {
   });
 
   test("at most one collection every 3 s while the memory keeps growing", () => {
-    const { state, runtime: r } = runtime();
-    const check = memoryBudget(120 * MB, r);
+    const { state, check } = budget();
     const times: number[] = [];
     for (let at = 0; at <= 10_000; at += 1_000) {
       // grows 20 MB a second; a collection gives nothing back
@@ -57,8 +52,7 @@ describe("memory budget", () => {
   });
 
   test("a collection that gives memory back lowers the mark the next growth is counted from", () => {
-    const { state, runtime: r } = runtime();
-    const check = memoryBudget(120 * MB, r);
+    const { state, check } = budget();
     state.rss = 170 * MB;
     state.after = 125 * MB;
     expect(check(0)).toBe(true);
