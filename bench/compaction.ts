@@ -4,8 +4,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { sql } from "drizzle-orm";
-import { openDatabase } from "../src/db/client";
-import { compactDatabase, databaseFileSizes } from "../src/db/maintenance";
+import { databaseFileSizes } from "../src/db/sqlite/maintenance";
+import { openSqliteDb } from "../src/db/sqlite/open";
 import { pruneSent } from "../src/outbox/store";
 
 const DAY = 86_400_000;
@@ -21,15 +21,15 @@ export interface CompactionResult {
 export async function compaction(rows = 20_000): Promise<CompactionResult> {
   const dir = mkdtempSync(join(tmpdir(), "bench-compaction-"));
   const databaseUrl = `file:${join(dir, "compaction.db")}`;
-  const db = await openDatabase({ url: databaseUrl });
+  const db = await openSqliteDb({ url: databaseUrl });
   try {
     // total bytes on disk: the file and its WAL
     const size = () => {
       const s = databaseFileSizes({ databaseUrl })!;
       return s.fileBytes + s.walBytes;
     };
-    await db.run(sql`INSERT INTO accounts (id, username, plan, ai_credits, created_at) VALUES ('a', 'a', 'business', 0, 0)`);
-    await db.run(sql`INSERT INTO waitlists (id, account_id, key, slug, name, welcome_subject, welcome_body, confirmation_subject, confirmation_body, signing_secret, created_at, updated_at)
+    await db.exec(sql`INSERT INTO accounts (id, username, plan, ai_credits, created_at) VALUES ('a', 'a', 'business', 0, 0)`);
+    await db.exec(sql`INSERT INTO waitlists (id, account_id, key, slug, name, welcome_subject, welcome_body, confirmation_subject, confirmation_body, signing_secret, created_at, updated_at)
       VALUES ('w', 'a', 'k', 's', 'n', '', '', '', '', '', 0, 0)`);
     const old = Date.now() - 40 * DAY;
     const payload = JSON.stringify({ type: "subscriber.created", data: { subscriber: { email: "someone@example.com", metadata: { note: "x".repeat(900) } } } });
@@ -46,7 +46,7 @@ export async function compaction(rows = 20_000): Promise<CompactionResult> {
     await db.$client.execute("PRAGMA wal_checkpoint(TRUNCATE)");
     const prunedBytes = size();
     const t0 = performance.now();
-    await compactDatabase(db);
+    await db.compact();
     const compactMs = performance.now() - t0;
     return { rows, grownBytes, prunedBytes, compactedBytes: size(), compactMs };
   } finally {

@@ -3,7 +3,7 @@
 // N sign-ups, written in seconds.
 import { sql } from "drizzle-orm";
 import { sha256Hex } from "../src/clock";
-import { openDatabase } from "../src/db/client";
+import { openDatabase } from "../src/db/open";
 
 export const BENCH_KEY = "wl_acct_benchbenchbenchbenchbenchbenchbenchbench";
 export const WAITLIST_KEY = "benchwaitlist";

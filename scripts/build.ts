@@ -5,7 +5,7 @@
 // Left unpatched, an entry point loads a second copy from the build machine's node_modules (SQLite twice in one
 // process, the connection handed between them: the server hung).
 import { familySync, GLIBC } from "detect-libc";
-import { pgDriverFix } from "../src/db/pg-driver";
+import { pgDriverFix } from "../src/db/pg/driver";
 
 const arch = process.arch === "arm64" ? "arm64" : "x64";
 const target = process.platform === "darwin" ? `darwin-${arch}` : `linux-${arch}-${familySync() === GLIBC ? "gnu" : "musl"}`;

@@ -1,7 +1,7 @@
 // `postinstall`: mends PostgreSQL's driver in node_modules (src/db/pg-driver.ts); an already mended file is left as
 // it is, and a driver source the fixes were not made for fails the install with one line.
 import { join } from "node:path";
-import { CONNECTION_JS, mendConnectionSource } from "../src/db/pg-driver";
+import { CONNECTION_JS, mendConnectionSource } from "../src/db/pg/driver";
 
 const path = join(import.meta.dir, "..", CONNECTION_JS);
 try {

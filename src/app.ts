@@ -2,7 +2,7 @@
 import { Elysia, NotFoundError, t } from "elysia";
 import { sql } from "drizzle-orm";
 import type { Config } from "./config";
-import type { Db } from "./db/client";
+import type { Db } from "./db/db";
 import type { Logger } from "./log";
 import { errorHandler } from "./http/error-handler";
 import { requestLog } from "./http/request-log";

@@ -1,7 +1,7 @@
 // Entry point of the `waitlist` executable: `serve` (the default) or an admin command (DESIGN §3). Every error ends
 // here: one line on stderr (or one JSON object on stdout with --json), exit code 2, no stack trace.
 import { BOOLEAN_FLAGS, CONFIG_FLAGS, ConfigError } from "./config";
-import { DatabaseOpenError } from "./db/client";
+import { DatabaseOpenError } from "./db/open";
 import { AppError } from "./http/errors";
 import { didYouMean, parseArgs, UsageError } from "./cli/args";
 import { CommandError, flagsOf, runCommand, type Command } from "./cli/command";
@@ -59,7 +59,7 @@ async function main(argv: string[]): Promise<number> {
     return 0;
   }
   if (first === undefined || first === "serve" || first.startsWith("-")) {
-    const { positionals, flags } = parseArgs(first === "serve" ? argv.slice(1) : argv, new Set([...BOOLEAN_FLAGS, "help"]), { names: [...CONFIG_FLAGS, "help"], command: SERVE });
+    const { positionals, flags } = parseArgs(first === "serve" ? argv.slice(1) : argv, new Set([...BOOLEAN_FLAGS, "help"]), { names: [...CONFIG_FLAGS, "help"], command: SERVE, noPositionals: true });
     if (flags.has("help")) {
       process.stdout.write(commandHelp(SERVE, false) + "\n");
       return 0;

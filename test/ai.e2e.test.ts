@@ -6,7 +6,7 @@ import { startServer, until, type TestServer } from "./support/server";
 import { startFakeModel, type FakeModel } from "./support/peers";
 import { browserTest, launchBrowser } from "./support/browser";
 import { sql } from "drizzle-orm";
-import { openDatabase } from "../src/db/client";
+import { openDatabase } from "../src/db/open";
 
 let s: TestServer;
 let model: FakeModel;

@@ -2,7 +2,7 @@
 // plus the 24 h window and the prune job against the database directly.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { sql } from "drizzle-orm";
-import { openDatabase, type Db } from "../src/db/client";
+import { openDatabase, type Db } from "../src/db/open";
 import { DEDUPE_MS, knownView, logView, pruneViewDedupe, visitorKey } from "../src/analytics/service";
 import { startServer, type TestServer } from "./support/server";
 import { scratchDatabase } from "./support/db";

@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
 import { sql } from "drizzle-orm";
-import { openDatabase } from "../src/db/client";
+import { openDatabase } from "../src/db/open";
 import { startServer, type Response, type TestServer } from "./support/server";
 import { inOneWindow } from "./support/windows";
 

@@ -80,6 +80,9 @@ test("the binary runs from a folder with no node_modules: serve, the admin comma
   expect(page.status).toBe(200);
   expect(await page.text()).toContain("Built to ship");
   expect((await fetch(`${s.url}/assets/hosted.css`)).status).toBe(200);
+  // issue 43: an icon of its own, embedded in the binary too
+  const icon = await fetch(`${s.url}/favicon.ico`);
+  expect([icon.status, icon.headers.get("content-type"), (await icon.text()).startsWith("<svg")]).toEqual([200, "image/svg+xml", true]);
 
   // backup snapshots the embedded file (PostgreSQL's is pg_dump, which backup names when it refuses)
   const backup = join(dir, "backup.db");

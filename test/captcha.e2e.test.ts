@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createHmac } from "node:crypto";
 import { sql } from "drizzle-orm";
-import { openDatabase } from "../src/db/client";
+import { openDatabase } from "../src/db/open";
 import { createChallenge, solveChallenge, type Challenge } from "altcha-lib";
 import { deriveKey } from "altcha-lib/algorithms/pbkdf2";
 import { startServer, type TestServer } from "./support/server";

@@ -337,6 +337,15 @@ describe("a CLI that explains itself", () => {
     expect(serve.stdout).toMatch(/--port VALUE +.*\[PORT\] \(default: 3000\)/);
     expect(serve.stdout).toMatch(/--host VALUE +.*\[HOST\] \(default: 0\.0\.0\.0\)/);
     expect(serve.stdout).toContain("[BACKUP_DIR]");
+    // issue 43: booleans as the README writes them, and every flag described
+    expect(serve.stdout).toMatch(/--rate-limits VALUE +off: .*\[RATE_LIMITS\] \(default: on\)/);
+    expect(serve.stdout).toMatch(/--trust-proxy VALUE +.*\[TRUST_PROXY\] \(default: off\)/);
+    expect(serve.stdout).not.toMatch(/default: (true|false)/);
+    for (const line of serve.stdout.split("\n").filter((l) => l.startsWith("  --"))) expect(line, line).toMatch(/^ {2}--\S+ VALUE +[^[\s]/);
+    // a bad value of a boolean flag names the flag (not "an unexpected argument"): one line, exit 2
+    const bad = await runCli(["serve", "--rate-limits", "maybe"]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr.trim().split("\n")[0]).toBe('waitlist: --rate-limits: expected true/false or on/off, got "maybe"');
     for (const argv of [["backup", "--help"], ["restore", "--help"], ["doctor", "--help"], ["key", "revoke", "--help"], ["waitlist-key", "--help"], ["version", "--help"], ["account", "credits", "--help"]]) {
       const r = await runCli(argv);
       expect(r.code, argv.join(" ")).toBe(0);

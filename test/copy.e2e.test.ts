@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { sql } from "drizzle-orm";
 import { copyDatabase, countRows, tablesToCopy } from "../src/db/copy";
-import { openDatabase } from "../src/db/client";
+import { openDatabase } from "../src/db/open";
 import type { Db } from "../src/db/db";
 import type { Store } from "../src/db/store";
 import { scratchPgUrl } from "./support/pg";

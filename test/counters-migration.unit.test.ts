@@ -7,7 +7,7 @@ import { sql } from "drizzle-orm";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { openDatabase, type Db } from "../src/db/client";
+import { openDatabase, type Db } from "../src/db/open";
 import { migrations } from "../src/db/migrations.gen";
 import { positionOf } from "../src/subscribers/rank";
 import { engine } from "./support/server";

@@ -2,7 +2,7 @@
 // the one API extension it needs for its live preview (POST .../landing-page/preview). Over real HTTP.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { sql } from "drizzle-orm";
-import { openDatabase } from "../src/db/client";
+import { openDatabase } from "../src/db/open";
 import { startServer, type TestServer } from "./support/server";
 
 const BASE_URL = "http://wl.dash.example";

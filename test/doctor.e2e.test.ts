@@ -7,7 +7,7 @@ import { join } from "node:path";
 import type { AddressInfo } from "node:net";
 import { SMTPServer } from "smtp-server";
 import { startSmtp, type Smtp } from "./support/peers";
-import { openDatabase } from "../src/db/client";
+import { openDatabase } from "../src/db/open";
 import { scratchPgUrl } from "./support/pg";
 import { runCli, startServer, type TestServer } from "./support/server";
 
@@ -169,6 +169,9 @@ describe("doctor", () => {
     expect(sound.checks.get("database")).toMatchObject({ status: "ok" });
     expect(sound.checks.get("database")!.message).toMatch(/^PostgreSQL at .* answers and is writable$/);
     expect(sound.checks.get("schema")!.message).toMatch(/^PostgreSQL schema \d+ is current$/);
+    // issue 43: the server's version against the oldest supported (the run's servers are 15 and 18)
+    expect(sound.checks.get("postgres")).toMatchObject({ status: "ok" });
+    expect(sound.checks.get("postgres")!.message).toMatch(/^PostgreSQL 1[5-9][.\d]* \(14 or newer is supported\)$/);
     expect(sound.checks.has("files")).toBe(false);
     expect(sound.checks.has("disk")).toBe(false);
     expect(sound.checks.get("server")!.message).toBe("no server is running on this database");

@@ -5,11 +5,11 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { join } from "node:path";
 import { createClient, LibsqlError, type Client, type InStatement, type ResultSet } from "@libsql/client";
 import { sql } from "drizzle-orm";
-import { toStatement } from "../src/db/client";
-import { fileWriter, type FileWriter } from "../src/db/file-writer";
-import { sqliteDialect } from "../src/db/dialect";
-import { clientTransaction } from "../src/db/group-commit";
-import { cacheStatements, onEveryConnection } from "../src/db/statement-cache";
+import { toStatement } from "../src/db/sqlite/store";
+import { fileWriter, type FileWriter } from "../src/db/sqlite/file-writer";
+import { sqliteDialect } from "../src/db/sqlite/dialect";
+import { clientTransaction } from "../src/db/sqlite/group-writer";
+import { cacheStatements, onEveryConnection } from "../src/db/sqlite/statement-cache";
 import { statementTemplate } from "../src/db/template";
 import { removeDir, tempDir } from "./support/cleanup";
 
@@ -155,8 +155,7 @@ test("a run of one rows template's INSERTs runs as few statements: each answers 
     (v, row) => sql`INSERT INTO t (id, n, note) VALUES ${row(sql`(${v.id}, ${v.n}, 'place ' || CAST(${v.place} AS INTEGER))`)} ON CONFLICT (id) DO NOTHING RETURNING id, n, note`,
     { oneRow: true, rows: { key: "id", place: "place" } },
   );
-  const db = { dialect: sqliteDialect } as never;
-  const statement = (id: string, n: number) => toStatement(db, insert({ id, n, place: 1 }));
+  const statement = (id: string, n: number) => toStatement(insert({ id, n, place: 1 }));
   // a row there already, then a run of four (one of them that row again), a plain statement, and a run of one
   await writer.transaction([statement("r0", 0)]);
   const results = await writer.transaction([
@@ -206,7 +205,7 @@ test("a rows template merges only fillings alike in its alike values; a merged p
       },
     },
   );
-  const statement = (id: string, kind: string) => toStatement({ dialect: sqliteDialect } as never, insert({ id, n: 0, kind }));
+  const statement = (id: string, kind: string) => toStatement(insert({ id, n: 0, kind }));
   await writer.transaction([statement("k0", "a")]);
   log.length = 0;
   const results = await writer.transaction([statement("k1", "a"), statement("k2", "a"), statement("k0", "a"), statement("k3", "b"), statement("k4", "b"), statement("k5", "c")]);
@@ -239,7 +238,7 @@ test("a run with something around it has it done once, however many pieces it is
       },
     },
   );
-  const statement = (id: string) => toStatement({ dialect: sqliteDialect } as never, insert({ id, place: 1 }));
+  const statement = (id: string) => toStatement(insert({ id, place: 1 }));
   await writer.transaction([statement("w0")]);
   log.length = 0;
   // eleven fillings, one of them there already: pieces of eight and three rows, one before and one after for all

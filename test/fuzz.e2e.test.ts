@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import fc from "fast-check";
 import { sql } from "drizzle-orm";
-import { openDatabase, type Db } from "../src/db/client";
+import { openDatabase, type Db } from "../src/db/open";
 import { startServer, type TestServer } from "./support/server";
 
 let s: TestServer;

@@ -1,17 +1,18 @@
 // Group commit (src/db/group-commit.ts): batches of one event-loop turn share a transaction, yet each
 // stays atomic on its own: a failing batch fails alone and leaves nothing behind.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import type { Db } from "../src/db/client";
+import type { SqliteDb } from "../src/db/sqlite/open";
 import { isDatabaseUnavailable } from "../src/db/errors";
-import { createGroupCommit, createGroupWriter, MAX_GROUP } from "../src/db/group-commit";
+import { createGroupCommit, MAX_GROUP } from "../src/db/group-commit";
+import { createGroupWriter } from "../src/db/sqlite/group-writer";
 import { scratchDatabase } from "./support/db";
 import { engine } from "./support/server";
 
-let db: Db;
+let db: SqliteDb;
 let close: () => void;
 beforeAll(async () => {
   if (engine === "pg") return; // the tests below are SQLite's
-  ({ db, close } = await scratchDatabase());
+  ({ db, close } = (await scratchDatabase()) as { db: SqliteDb; close: () => Promise<void> });
   await db.$client.execute("CREATE TABLE items (name TEXT PRIMARY KEY, n INTEGER NOT NULL)");
 });
 afterAll(() => close?.());

@@ -3,7 +3,7 @@
 // until they expire).
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { sql } from "drizzle-orm";
-import type { Db } from "../src/db/client";
+import type { Db } from "../src/db/open";
 import { takeLease } from "../src/jobs";
 import { pruneRateLimitsQuery } from "../src/http/rate-limit";
 import { claim, pruneSent } from "../src/outbox/store";

@@ -4,7 +4,7 @@
 // counted at a real SMTP server once a later email (a sentinel) has arrived.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { sql } from "drizzle-orm";
-import { openDatabase } from "../src/db/client";
+import { openDatabase } from "../src/db/open";
 import type { Db } from "../src/db/db";
 import { startSmtp, type Smtp } from "./support/peers";
 import { startServer, until, type TestServer } from "./support/server";

@@ -60,12 +60,12 @@ describe("access", () => {
       "waitlist_outbox_delivery_failures_total",
       "waitlist_job_runs_total",
       "waitlist_database_query_duration_seconds",
-      // the embedded database's file and WAL; a PostgreSQL server has its own metrics
-      ...(engine === "sqlite" ? ["waitlist_database_bytes"] : []),
+      // the embedded database's file and WAL; PostgreSQL's pg_database_size (issue 43)
+      "waitlist_database_bytes",
     ]) {
       expect(body).toContain(`# TYPE ${name} `);
     }
-    if (engine === "sqlite") expect(sample(body, 'waitlist_database_bytes{file="db"}')).toBeGreaterThan(0);
+    expect(sample(body, 'waitlist_database_bytes{file="db"}')).toBeGreaterThan(0);
     expect(sample(body, 'waitlist_database_query_duration_seconds_count{op="execute"}')).toBeGreaterThan(0);
   });
 });

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { countRows } from "../src/db/copy";
-import { openDatabase } from "../src/db/client";
+import { openDatabase } from "../src/db/open";
 import { removeDir, tempDir } from "./support/cleanup";
 import { scratchPgUrl } from "./support/pg";
 import { runCli, startServer, type TestServer } from "./support/server";

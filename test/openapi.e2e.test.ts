@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { sql, type SQL } from "drizzle-orm";
-import { openDatabase, type Db } from "../src/db/client";
+import { openDatabase, type Db } from "../src/db/open";
 import { startServer, type Response, type TestServer } from "./support/server";
 import { startFakeModel, startReceiver, type Receiver } from "./support/peers";
 import { openApiChecker, recorded, redoclyLint, type OpenApiChecker } from "./support/openapi";

@@ -5,9 +5,9 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createClient } from "@libsql/client";
-import { fileWriter } from "../src/db/file-writer";
-import { createGroupWriter } from "../src/db/group-commit";
-import { ownCommits, transactionCount, writtenBy, type OwnCommits } from "../src/db/own-commits";
+import { fileWriter } from "../src/db/sqlite/file-writer";
+import { createGroupWriter } from "../src/db/sqlite/group-writer";
+import { ownCommits, transactionCount, writtenBy, type OwnCommits } from "../src/db/sqlite/own-commits";
 
 describe("writtenBy", () => {
   test("names the tables a statement writes, also behind WITH; a read writes nothing", () => {

@@ -87,6 +87,20 @@ describe("thank-you page", () => {
   });
 });
 
+describe("favicon (issue 43)", () => {
+  test("pages, Swagger UI and the dashboard name an icon the binary serves, and /favicon.ico is that icon, not a 404", async () => {
+    for (const path of ["/pending/nope", "/swagger", "/dashboard"]) {
+      const html = await (await fetch(`${s.url}${path}`)).text();
+      expect(html, path).toContain('<link rel="icon" href="/assets/favicon.svg" type="image/svg+xml">');
+    }
+    for (const path of ["/assets/favicon.svg", "/favicon.ico"]) {
+      const r = await fetch(`${s.url}${path}`);
+      expect([r.status, r.headers.get("content-type")], path).toEqual([200, "image/svg+xml"]);
+      expect(await r.text(), path).toStartWith("<svg xmlns=");
+    }
+  });
+});
+
 describe("confirm-pending page", () => {
   test("names the waitlist, escaped; an unknown waitlist key is a 404 page", async () => {
     const { w } = await signedUp("x");

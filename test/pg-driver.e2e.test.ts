@@ -6,7 +6,7 @@ import { afterEach, expect, test } from "bun:test";
 import net from "node:net";
 import { join } from "node:path";
 import postgres from "postgres";
-import { CONNECTION_JS, mendConnectionSource } from "../src/db/pg-driver";
+import { CONNECTION_JS, mendConnectionSource } from "../src/db/pg/driver";
 import { scratchPgUrl } from "./support/pg";
 
 let sql: ReturnType<typeof postgres> | undefined;

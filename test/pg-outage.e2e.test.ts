@@ -3,7 +3,7 @@
 // The test has a PostgreSQL server of its own (stopped and started on the same data), in every pass.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { sql } from "drizzle-orm";
-import { openDatabase } from "../src/db/client";
+import { openDatabase } from "../src/db/open";
 import { dedicatedPg, type DedicatedPg } from "./support/pg";
 import { startServer, until, type TestServer } from "./support/server";
 

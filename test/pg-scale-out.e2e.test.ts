@@ -4,7 +4,7 @@
 // On PostgreSQL (TEST_ENGINE=pg) both share one database; on SQLite, one embedded file.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { sql } from "drizzle-orm";
-import { openDatabase, type Db } from "../src/db/client";
+import { openDatabase, type Db } from "../src/db/open";
 import { engine, startServer, until, type Response, type TestServer } from "./support/server";
 import { startReceiver, type Receiver } from "./support/peers";
 

@@ -6,8 +6,9 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import postgres from "postgres";
-import { openDatabase } from "../src/db/client";
-import { applyPgMigrations } from "../src/db/pg-migrate";
+import { openDatabase } from "../src/db/open";
+import type { SqliteDb } from "../src/db/sqlite/open";
+import { applyPgMigrations } from "../src/db/pg/migrate";
 import { pgMigrations } from "../src/db/migrations.gen";
 import { recountRanks } from "./support/db";
 import { scratchPgUrl } from "./support/pg";
@@ -32,10 +33,10 @@ async function sqliteEngine(): Promise<Exec> {
   const dir = mkdtempSync(join(tmpdir(), "waitlist-parity-"));
   const db = await openDatabase({ url: `file:${join(dir, "t.db")}` });
   cleanups.push(() => {
-    db.$client.close();
+    (db as SqliteDb).$client.close();
     rmSync(dir, { recursive: true, force: true });
   });
-  return async (text, args = []) => (await db.$client.execute({ sql: text, args: args as any[] })).rows as any;
+  return async (text, args = []) => (await (db as SqliteDb).$client.execute({ sql: text, args: args as any[] })).rows as any;
 }
 
 const DAY = 86_400_000;

@@ -2,7 +2,7 @@
 // over several 256- and 65536-blocks so every level of the structure is crossed (DESIGN §7).
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { sql } from "drizzle-orm";
-import type { Db } from "../src/db/client";
+import type { Db } from "../src/db/open";
 import { keyAtRank, positionOf } from "../src/subscribers/rank";
 import { scratchDatabase } from "./support/db";
 

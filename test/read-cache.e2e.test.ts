@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "libsql";
 import { sql } from "drizzle-orm";
-import { databasePath, openDatabase } from "../src/db/client";
+import { databasePath, openDatabase } from "../src/db/open";
 
 let a: TestServer;
 let b: TestServer;
@@ -261,7 +261,7 @@ describe("the change stamp, read once per event-loop turn", () => {
       const first = db.changeStamp();
       expect(first).not.toBeNull();
       // this instance's own write: the stamp read right after it is the new one, though the turn was not let end
-      await db.tx((tx) => tx.run(sql`INSERT OR REPLACE INTO meta (key, value) VALUES ('stamp-test', ${"own"})`));
+      await db.tx((tx) => tx.exec(sql`INSERT OR REPLACE INTO meta (key, value) VALUES ('stamp-test', ${"own"})`));
       const afterOwn = db.changeStamp();
       expect(afterOwn).not.toBeNull();
       expect(afterOwn).not.toBe(first);

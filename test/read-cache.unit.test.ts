@@ -2,7 +2,7 @@
 // a later stamp is read afresh, unless only this process's commits that wrote none of the cache's tables came
 // between. The caches' correctness across instances is tested end to end (read-cache.e2e).
 import { describe, expect, test } from "bun:test";
-import { ownCommits } from "../src/db/own-commits";
+import { ownCommits } from "../src/db/sqlite/own-commits";
 import { readCache } from "../src/db/read-cache";
 
 /** A database whose change stamp the test moves, and a load that counts its reads and resolves when told. */

@@ -2,7 +2,7 @@
 // before `last_seq + 1` and before a referral, the referral credit, milestones, fraud and the confirmation caps.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { eq, sql } from "drizzle-orm";
-import type { Db } from "../src/db/client";
+import type { Db } from "../src/db/open";
 import type { Waitlist } from "../src/http/api";
 import { confirmSubscriber } from "../src/subscribers/confirm";
 import { pruneConfirmationSends, resendConfirmation } from "../src/subscribers/confirmation-caps";

@@ -5,7 +5,8 @@ import { afterAll, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { openDatabase } from "../src/db/client";
+import { openDatabase } from "../src/db/open";
+import type { SqliteDb } from "../src/db/sqlite/open";
 
 const dirs: string[] = [];
 afterAll(() => {
@@ -18,7 +19,7 @@ async function open(sync: "full" | "normal") {
   return openDatabase({ url: `file:${join(dir, "t.db")}`, sync });
 }
 
-const pragma = async (db: Awaited<ReturnType<typeof open>>, name: string) => Number((await db.$client.execute(`PRAGMA ${name}`)).rows[0][0]);
+const pragma = async (db: Awaited<ReturnType<typeof open>>, name: string) => Number((await (db as SqliteDb).$client.execute(`PRAGMA ${name}`)).rows[0][0]);
 
 for (const [sync, level] of [["normal", 1], ["full", 2]] as const) {
   test(`DATABASE_SYNC=${sync}: a connection the pool opens while a transaction holds another runs synchronous=${level} with foreign keys on`, async () => {
@@ -39,7 +40,7 @@ for (const [sync, level] of [["normal", 1], ["full", 2]] as const) {
     const db = await open(sync);
     try {
       // read inside a group's transaction, on the connection that commits the writes
-      const [[syncRow], [fkRow]] = await db.$writer.write([{ sql: "PRAGMA synchronous", args: [] }, { sql: "PRAGMA foreign_keys", args: [] }]).then((r) => r.map((x) => x.rows));
+      const [[syncRow], [fkRow]] = await (db as SqliteDb).$writer.write([{ sql: "PRAGMA synchronous", args: [] }, { sql: "PRAGMA foreign_keys", args: [] }]).then((r) => r.map((x) => x.rows));
       expect([Number(syncRow[0]), Number(fkRow[0])]).toEqual([level, 1]);
     } finally {
       await db.close();

@@ -5,15 +5,13 @@ import { expect, test } from "bun:test";
 import { sql } from "drizzle-orm";
 import { PgDialect } from "drizzle-orm/pg-core";
 import { SQLiteSyncDialect } from "drizzle-orm/sqlite-core";
-import { toStatement, type Db } from "../src/db/client";
+import { toStatement } from "../src/db/sqlite/store";
 import { filledOf, statementTemplate } from "../src/db/template";
 
 const sqlite = new SQLiteSyncDialect();
 const pg = new PgDialect();
-// toStatement reaches the drizzle dialect only for statements it cannot flatten itself
-const db = { dialect: sqlite } as unknown as Db;
 /** The embedded engine's statement: text and values. */
-const statement = (query: ReturnType<typeof sql>) => toStatement(db, query) as { sql: string; args: unknown[] };
+const statement = (query: ReturnType<typeof sql>) => toStatement(query) as { sql: string; args: unknown[] };
 
 /** The statement written out with drizzle's `sql`: with plain values, or with a template's marks for them. */
 const written = (values: Record<"id" | "email" | "points" | "referrer", unknown>) =>
@@ -56,8 +54,8 @@ test("a template that names a column or a value it was not given is refused when
 test("a template made as one row or none says so to the embedded writer, with the same text and values", () => {
   const one = statementTemplate(NAMES, written, { oneRow: true });
   const [values] = cases;
-  expect(toStatement(db, one(values)) as object).toEqual({ ...statement(written(values)), oneRow: true });
-  expect(toStatement(db, insert(values))).not.toHaveProperty("oneRow");
+  expect(toStatement(one(values)) as object).toEqual({ ...statement(written(values)), oneRow: true });
+  expect(toStatement(insert(values))).not.toHaveProperty("oneRow");
 });
 
 test("a fragment marked alone must hold no values and follow the row", () => {

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { eq, sql } from "drizzle-orm";
 import postgres from "postgres";
-import { openDatabase, type Db } from "../src/db/client";
+import { openDatabase, type Db } from "../src/db/open";
 import { countAndDecide } from "../src/http/rate-limit";
 import { createAccount, regenerateWaitlistKey } from "../src/account/service";
 import { createWaitlist, listWaitlists, updateSettings } from "../src/waitlists/service";

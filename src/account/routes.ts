@@ -1,6 +1,6 @@
 // Account endpoints: GET /api/v1/me (spec: Account) and account keys over HTTP (DESIGN §4 extension).
 import { Elysia, t } from "elysia";
-import type { Db } from "../db/client";
+import type { Db } from "../db/db";
 import type { apiGuard } from "../http/api";
 import { errorResponses } from "../http/error-schemas";
 import { readCache } from "../db/read-cache";

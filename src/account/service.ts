@@ -1,7 +1,7 @@
 // Accounts and their keys: creation (admin CLI), plans, AI credits, account keys, per-waitlist keys, the account view.
 import { and, eq, isNull, sql } from "drizzle-orm";
 import { now, sha256Hex, token } from "../clock";
-import type { Db } from "../db/client";
+import type { Db } from "../db/db";
 import { PLANS, type PlanId } from "../db/schema";
 import { badRequest, conflict, notFound } from "../http/errors";
 import type { Auth } from "../http/api";

@@ -3,7 +3,7 @@
 import { eq, sql } from "drizzle-orm";
 import { now, token } from "../clock";
 import type { Config } from "../config";
-import type { Db } from "../db/client";
+import type { Db } from "../db/db";
 import type { Auth, Waitlist } from "../http/api";
 import { AppError, badRequest, conflict } from "../http/errors";
 import { planOf } from "../account/plans";

@@ -1,7 +1,7 @@
 // Analytics endpoints (spec: Analytics): log-view and stats; daily stats for the dashboard (DESIGN §9).
 import { Elysia, t } from "elysia";
 import type { Config } from "../config";
-import type { Db } from "../db/client";
+import type { Db } from "../db/db";
 import type { apiGuard } from "../http/api";
 import { clientIp } from "../http/client-ip";
 import { errorResponses, ErrorBody, LogViewErrorBody } from "../http/error-schemas";

@@ -2,7 +2,7 @@
 import { createHmac } from "node:crypto";
 import { eq, sql } from "drizzle-orm";
 import { dayOf, now, sha256Hex, token } from "../clock";
-import type { Db } from "../db/client";
+import type { Db } from "../db/db";
 import type { Waitlist } from "../http/api";
 import { badRequest } from "../http/errors";
 

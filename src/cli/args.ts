@@ -19,7 +19,11 @@ export interface ParsedArgs {
  * `booleans` are flags that may stand alone (`--json`); every other flag needs a value. With `known`, an unknown
  * flag is refused first, naming the nearest known one (before it could be taken for a flag missing its value).
  */
-export function parseArgs(argv: string[], booleans: ReadonlySet<string>, known?: { names: readonly string[]; command?: { name: string } }): ParsedArgs {
+export function parseArgs(
+  argv: string[],
+  booleans: ReadonlySet<string>,
+  known?: { names: readonly string[]; command?: { name: string }; noPositionals?: boolean },
+): ParsedArgs {
   const positionals: string[] = [];
   const flags = new Map<string, string>();
   for (let i = 0; i < argv.length; i++) {
@@ -34,7 +38,9 @@ export function parseArgs(argv: string[], booleans: ReadonlySet<string>, known?:
     if (known && !known.names.includes(name)) throw new UsageError(`unknown flag --${name}${didYouMean(name, known.names, "--")}`, known.command);
     if (eq !== -1) {
       flags.set(name, arg.slice(eq + 1));
-    } else if (booleans.has(name) && (argv[i + 1] === undefined || argv[i + 1].startsWith("--") || !/^(true|false|on|off|1|0|yes|no)$/i.test(argv[i + 1]))) {
+    } else if (booleans.has(name) && (argv[i + 1] === undefined || argv[i + 1].startsWith("--") || (!known?.noPositionals && !/^(true|false|on|off|1|0|yes|no)$/i.test(argv[i + 1])))) {
+      // a command that takes no positionals reads the word after a boolean flag as its value, which the setting then
+      // judges (`--rate-limits maybe` names the flag rather than "an unexpected argument")
       flags.set(name, "true");
     } else {
       const value = argv[i + 1];

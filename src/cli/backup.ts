@@ -3,7 +3,8 @@
 import { closeSync, existsSync, linkSync, mkdirSync, openSync, renameSync, rmSync, statSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { createClient } from "@libsql/client";
-import { isPgUrl } from "../db/client";
+import { isPgUrl } from "../db/open";
+import type { SqliteDb } from "../db/sqlite/open";
 import { databaseSettings, loadConfig } from "../config";
 import { UsageError } from "./args";
 import { CommandError, type Command } from "./command";
@@ -49,7 +50,7 @@ export const backupCommand: Command = {
     const partial = `${target}.partial-${process.pid}`;
     closeSync(openSync(partial, "wx", 0o600));
     try {
-      await handle.$client.execute({ sql: "VACUUM INTO ?", args: [partial] });
+      await (handle as SqliteDb).$client.execute({ sql: "VACUUM INTO ?", args: [partial] });
       if (force) renameSync(partial, target);
       else {
         try {

@@ -1,7 +1,7 @@
 // What every admin command shares: its declared flags (for parsing, help and suggestions), the database from
 // --db/DATABASE_URL opened on demand, one result on stdout, and the errors that end a command (DESIGN §3).
 import { databaseSettings } from "../config";
-import { openDatabase, removeCreatedFiles, type Db } from "../db/client";
+import { openDatabase, removeCreatedFiles, type Db } from "../db/open";
 import { UsageError } from "./args";
 
 export interface Flag {

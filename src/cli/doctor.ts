@@ -4,10 +4,13 @@ import { accessSync, constants, existsSync, readdirSync, statfsSync, statSync } 
 import { dirname, join, resolve } from "node:path";
 import { createClient, type Client } from "@libsql/client";
 import { loadConfig, type Config } from "../config";
-import { databasePath, displayUrl, isPgUrl, SCHEMA_VERSION, schemaVersionOf } from "../db/client";
-import { databaseFileSizes } from "../db/maintenance";
+import { databasePath, displayUrl, isPgUrl, SCHEMA_VERSION } from "../db/open";
+import { schemaVersionOf } from "../db/sqlite/migrate";
+import { databaseFileSizes } from "../db/sqlite/maintenance";
+import { clientStore } from "../db/sqlite/store";
 import { pgMigrations } from "../db/migrations.gen";
-import { clientStore, readTraffic, runningInstances, type MetaStore } from "./presence";
+import { OLDEST_PG } from "../db/pg/version";
+import { readTraffic, runningInstances, type MetaStore } from "./presence";
 import type { Command } from "./command";
 
 type Status = "ok" | "warn" | "fail";
@@ -62,7 +65,7 @@ const ROLLBACK = Symbol("rollback");
 async function pgChecks(config: Config, checks: Check[]): Promise<Opened | null> {
   const where = `PostgreSQL at ${displayUrl(config.databaseUrl)}`;
   // the driver and the PostgreSQL store are loaded only here (every other command starts sooner without them)
-  const [{ default: postgres }, { pgStore }] = await Promise.all([import("postgres"), import("../db/pg")]);
+  const [{ default: postgres }, { pgStore }] = await Promise.all([import("postgres"), import("../db/pg/store")]);
   const client = postgres(config.databaseUrl, { max: 1, connect_timeout: 5, onnotice: () => {}, connection: { application_name: "waitlist doctor" } });
   const close = () => client.end({ timeout: 1 }).catch(() => {});
   try {
@@ -72,6 +75,12 @@ async function pgChecks(config: Config, checks: Check[]): Promise<Opened | null>
     checks.push({ name: "database", status: "fail", message: `cannot reach ${where}: ${firstLine(err)}` });
     return null;
   }
+  const [{ num, version }] = await client<{ num: string; version: string }[]>`SELECT current_setting('server_version_num') AS num, current_setting('server_version') AS version`;
+  checks.push(
+    Number(num) >= OLDEST_PG * 10_000
+      ? { name: "postgres", status: "ok", message: `PostgreSQL ${version.split(" ")[0]} (${OLDEST_PG} or newer is supported)` }
+      : { name: "postgres", status: "warn", message: `PostgreSQL ${version.split(" ")[0]} is older than ${OLDEST_PG}, the oldest version supported: upgrade the server` },
+  );
   const [found] = await client<{ t: string | null }[]>`SELECT to_regclass('schema_migrations')::text AS t, to_regclass('meta')::text AS m`;
   if (!found?.t) {
     await close();

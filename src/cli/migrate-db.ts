@@ -3,7 +3,7 @@
 // row counts. The target is migrated to this binary's schema first and must be empty unless --force empties it.
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
-import { databasePath, displayUrl, isPgUrl, openDatabase, removeCreatedFiles, type Db } from "../db/client";
+import { databasePath, displayUrl, isPgUrl, openDatabase, removeCreatedFiles, type Db } from "../db/open";
 import { copyDatabase, countRows, emptyAll, type CopyProgress } from "../db/copy";
 import { CommandError, type Command } from "./command";
 import { runningInstances } from "./presence";

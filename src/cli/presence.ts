@@ -3,11 +3,8 @@
 // proxy (X-Forwarded-For from a loopback peer), for doctor's TRUST_PROXY check.
 // On either engine (issue 18): the rows go through a Store, so a server on PostgreSQL announces itself the same way.
 import { hostname } from "node:os";
-import type { Client } from "@libsql/client";
-import { sql, type SQL } from "drizzle-orm";
-import { drizzle } from "drizzle-orm/libsql";
-import { toStatement, type Db } from "../db/client";
-import type { Row, Store } from "../db/store";
+import { sql } from "drizzle-orm";
+import type { Store } from "../db/store";
 
 export const HEARTBEAT_MS = 10_000;
 /** A heartbeat older than this belongs to a server that died without saying so. */
@@ -37,16 +34,6 @@ const isLoopback = (ip: string) => ip === "::1" || ip.startsWith("127.") || ip =
 
 /** What presence needs of a database: reads and atomic writes. */
 export type MetaStore = Pick<Store, "rows" | "write">;
-
-/** A bare libSQL client (restore and doctor open the file without migrating it) as a MetaStore. */
-export function clientStore(client: Client): MetaStore {
-  const lite = drizzle(client) as unknown as Db;
-  const run = async (q: SQL) => (await client.execute(toStatement(lite, q))).rows as unknown as Row[];
-  return {
-    rows: async <T>(q: SQL) => (await run(q)) as unknown as T[],
-    write: async (qs: SQL[]) => (await client.batch(qs.map((q) => toStatement(lite, q)), "write")).map((r) => r.rows as unknown as Row[]),
-  };
-}
 
 const upsertMeta = (key: string, value: string) =>
   sql`INSERT INTO meta (key, value) VALUES (${key}, ${value}) ON CONFLICT (key) DO UPDATE SET value = excluded.value`;

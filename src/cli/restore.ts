@@ -4,12 +4,14 @@ import { copyFileSync, existsSync, linkSync, mkdirSync, renameSync, rmSync, stat
 import { basename, dirname, join, resolve } from "node:path";
 import { createClient } from "@libsql/client";
 import { databaseSettings } from "../config";
-import { databasePath, isPgUrl, SCHEMA_VERSION, schemaVersionOf } from "../db/client";
+import { databasePath, isPgUrl, SCHEMA_VERSION } from "../db/open";
+import { schemaVersionOf } from "../db/sqlite/migrate";
+import { clientStore } from "../db/sqlite/store";
 import { contentsOf, fileStamp } from "./backup";
 
 const PG_RESTORE = "restore is for the embedded database; on PostgreSQL restore a dump with pg_restore (e.g. pg_restore --clean -d \"$DATABASE_URL\" waitlist.dump)";
 import { CommandError, type Command } from "./command";
-import { clientStore, runningInstances } from "./presence";
+import { runningInstances } from "./presence";
 
 /** integrity_check, a waitlist schema, and a schema version this binary knows. */
 async function checkBackup(file: string): Promise<void> {

@@ -11,6 +11,7 @@ const SETTING_HELP: Record<string, string> = {
   DATABASE_SYNC: "full (survives power loss) or normal (survives a crash)",
   BASE_URL: "public origin used in every URL the service returns (default http://localhost:$PORT)",
   TRUST_PROXY: "honour X-Forwarded-For from a reverse proxy",
+  INTERNAL_TOKEN: "secret (16+ characters) Caddy's on-demand TLS check sends to /internal/custom-domain",
   SMTP_URL: "smtp://user:pass@host:port or smtps://; unset: emails go to the log",
   MAIL_FROM: "sender (default Waitlist <noreply@BASE_URL host>)",
   AI_BASE_URL: "OpenAI-compatible chat-completions endpoint",
@@ -19,6 +20,7 @@ const SETTING_HELP: Record<string, string> = {
   AI_TIMEOUT_MS: "past it, generate answers 504",
   LANDING_PAGE_API: "off: every landing-page endpoint answers 503",
   LOG_LEVEL: "debug, info, warn or error",
+  METRICS_TOKEN: "turns on GET /metrics, which then needs Authorization: Bearer <token>",
   WEBHOOK_BLOCK_PRIVATE: "refuse webhook URLs on loopback and private ranges",
   RATE_LIMITS: "off: no per-key and per-IP limits",
   BACKUP_DIR: "where `waitlist backup` writes by default; doctor checks the newest backup's age",
@@ -31,6 +33,7 @@ export const serveFlags = (): Flag[] =>
       name,
       value: "VALUE",
       help: i === 0 ? `${SETTING_HELP[s.env] ?? ""} [${s.env}]`.trim() : `same as --${s.flags[0]}`,
-      fallback: i === 0 && s.fallback !== undefined && s.fallback !== null ? String(s.fallback) : undefined,
+      // on/off as the README writes them
+      fallback: i === 0 && s.fallback !== undefined && s.fallback !== null ? (typeof s.fallback === "boolean" ? (s.fallback ? "on" : "off") : String(s.fallback)) : undefined,
     })),
   );

@@ -1,8 +1,7 @@
 // `waitlist serve`: open the database, start the HTTP server and the jobs; SIGTERM drains, checkpoints (embedded) and closes
 // within STOP_BUDGET_MS (DESIGN §8, issue 17). A start-up failure is one line, exit 2, and leaves nothing created.
 import { loadConfig } from "../config";
-import { displayUrl, openDatabase, removeCreatedFiles, type Db } from "../db/client";
-import { checkpoint } from "../db/maintenance";
+import { displayUrl, openDatabase, removeCreatedFiles, type Db } from "../db/open";
 import { createLogger } from "../log";
 import { buildApp } from "../app";
 import { JOBS, startJobs } from "../jobs";
@@ -93,7 +92,7 @@ export async function serve(flags: Map<string, string>, env: Record<string, stri
     await within(presence!.stop(), Math.min(500, left() + CLOSE_RESERVE_MS / 2));
     // issue 17: after a clean stop the database file alone is complete (PostgreSQL has no file of ours to fold)
     const folded = embedded
-      ? await checkpoint(db).catch((err) => {
+      ? await db.checkpoint().catch((err: unknown) => {
           log.warn("checkpoint failed", { error: (err as Error)?.message ?? String(err) });
           return false;
         })

@@ -1,6 +1,6 @@
 // `waitlist version` / `--version`: the release, the git commit it was built from, the schema it writes, and Bun.
 import pkg from "../../package.json";
-import { SCHEMA_VERSION } from "../db/client";
+import { SCHEMA_VERSION } from "../db/open";
 import { pgMigrations } from "../db/migrations.gen";
 import type { Command } from "./command";
 

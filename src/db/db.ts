@@ -1,59 +1,74 @@
-// The database as every service sees it, on either engine (issue 18, DIALECTS.md 2): drizzle's builder over the
-// engine's own tables (`db.t`, typed as SQLite's), the Store's raw SQL (`rows`, `exec`, `write`, `d`), and
-// interactive transactions (`tx`). What only the embedded database has ($client, $path, ...) is for the CLI's
-// maintenance commands, which check `db.d.name` first.
-import type { Client } from "@libsql/client";
-import type { SQL } from "drizzle-orm";
-import type { LibSQLDatabase } from "drizzle-orm/libsql";
-import type { GroupWriter } from "./group-commit";
-import type { OwnCommits } from "./own-commits";
-import * as schema from "./schema";
-import type { Row, Store } from "./store";
+// The database as every service sees it, on either engine (DIALECTS.md 2): drizzle's builder over the engine's own
+// tables (`db.t`), the Store's raw SQL (`rows`, `exec`, `write`, `d`), and interactive transactions (`tx`). Nothing
+// here names an engine: sqlite/ and pg/ each build one (open.ts picks by URL).
+import type { PgDatabase, PgQueryResultHKT } from "drizzle-orm/pg-core";
+import type * as pgSchema from "./schema.pg";
+import type { Store } from "./store";
+import type { TimingHook } from "./timing";
 
-export type Tables = typeof schema;
+/**
+ * The engine's tables for the builder: `db.select().from(db.t.waitlists)`. Typed as PostgreSQL's; on SQLite they are
+ * SQLite's tables of the same names and columns (test/schema-parity.unit.test.ts keeps the two in step).
+ */
+export type Tables = typeof pgSchema;
+
+/**
+ * The builder, typed as PostgreSQL's: a query's rows come only by awaiting it, so SQLite's own terminal calls
+ * (`.get()`, `.all()`, `.run()`, `.values()`) are type errors. The few PostgreSQL-only calls (`.for()`,
+ * `distinctOn`, `ilike`) are refused by test/engine-rules.unit.test.ts, and every service runs on both engines in
+ * `npm test`.
+ */
+type Builder = Pick<PgDatabase<PgQueryResultHKT, typeof pgSchema>, "select" | "selectDistinct" | "insert" | "update" | "delete">;
 
 export type ChangeStamp = number | string | null;
 
-export type Db = LibSQLDatabase<typeof schema> &
-  Store & {
-    /** The engine's tables for the builder: `db.select().from(db.t.waitlists)`. */
-    readonly t: Tables;
-    /**
-     * An interactive transaction: SQLite takes the write lock at its start (IMMEDIATE); PostgreSQL runs it
-     * READ COMMITTED, so a read that decides a write locks its rows (`d.forUpdate`), and the whole function is
-     * run again on a serialization failure or deadlock.
-     */
-    tx<T>(fn: (tx: Db) => Promise<T>): Promise<T>;
-    close(): Promise<void>;
-    /**
-     * A value that differs from any earlier one once anything was committed to the database since, by this process
-     * or another instance (issue 19: caches are checked against it). SQLite: PRAGMA data_version on a connection of
-     * its own; PostgreSQL: the snapshot (xmin:xmax:in-progress ids), which moves whenever a writing transaction
-     * starts or ends. null when it can't tell (an in-memory database, an error): then nothing may be taken from a cache.
-     */
-    changeStamp(): ChangeStamp | Promise<ChangeStamp>;
-    /** Embedded file: the commits this process made, by their stamps (own-commits.ts); null elsewhere. */
-    ownCommits: OwnCommits | null;
-    /** Embedded only: the libSQL client (backup, restore, doctor, compaction). */
-    $client: Client;
-    /** Embedded only: the group commit behind `write`. */
-    $writer: GroupWriter;
-    /** The embedded database's file; null for PostgreSQL. */
-    $path: string | null;
-    /** Folders and files that did not exist before this process opened the database. */
-    $created: string[];
-  };
+/** This process's own commits, as far as it knows them (sqlite/own-commits.ts; the embedded file only). */
+export interface CommitLog {
+  /** True when every commit from `from` to `to` is known and none wrote any of `tables`. */
+  cleanSince(from: ChangeStamp, to: ChangeStamp, tables: ReadonlySet<string>): boolean;
+}
 
-/** A Store whose statements run one after another on an open transaction (`write` inside `tx`). */
-export function sequentialWrite(run: (q: SQL, prevChanged: number) => Promise<{ rows: Row[]; changed: number }>) {
-  return async (queries: SQL[]): Promise<Row[][]> => {
-    const out: Row[][] = [];
-    let prev = 0;
-    for (const q of queries) {
-      const r = await run(q, prev);
-      prev = r.changed;
-      out.push(r.rows);
-    }
-    return out;
-  };
+/** An embedded database's file and write-ahead log, in bytes. */
+export interface DatabaseFileSizes {
+  path: string;
+  fileBytes: number;
+  /** 0 when absent, e.g. after a clean stop. */
+  walBytes: number;
+}
+
+/** How big the database is: the embedded file and its WAL, or PostgreSQL's pg_database_size (no WAL of its own). */
+export interface DatabaseSize {
+  bytes: number;
+  walBytes: number | null;
+}
+
+export interface Db extends Store, Builder {
+  readonly t: Tables;
+  /**
+   * An interactive transaction: SQLite takes the write lock at its start (IMMEDIATE); PostgreSQL runs it
+   * READ COMMITTED, so a read that decides a write locks its rows (`d.forUpdate`), and the whole function is
+   * run again on a serialization failure or deadlock.
+   */
+  tx<T>(fn: (tx: Db) => Promise<T>): Promise<T>;
+  close(): Promise<void>;
+  /**
+   * A value that differs from any earlier one once anything was committed to the database since, by this process
+   * or another instance (caches are checked against it). null when it can't tell (an in-memory database, an error):
+   * then nothing may be taken from a cache.
+   */
+  changeStamp(): ChangeStamp | Promise<ChangeStamp>;
+  /** The commits this process made, by their stamps; null where the engine can't tell (read-cache.ts). */
+  readonly ownCommits: CommitLog | null;
+  /** Folds what the engine keeps beside its data into it (the embedded WAL); false if a reader kept it busy. */
+  checkpoint(): Promise<boolean>;
+  /** Nightly upkeep: hands freed pages back to the file system (embedded); how many. */
+  compact(): Promise<{ freedPages: number }>;
+  /** The database's size; null where there is none to tell (an in-memory database). */
+  size(): Promise<DatabaseSize | null>;
+  /** Sets (or clears) the hook told how long each database call took (for /metrics). */
+  onTiming(hook: TimingHook | null): void;
+  /** The embedded database's file; null for PostgreSQL. */
+  readonly $path: string | null;
+  /** Folders and files that did not exist before this process opened the database. */
+  readonly $created: string[];
 }

@@ -1,15 +1,18 @@
 // What differs between SQLite (embedded libSQL) and PostgreSQL, and nothing else (issue 18, DIALECTS.md 1):
 // services build their SQL from these pieces and never ask which engine they run on.
-import { getTableConfig, PgTable } from "drizzle-orm/pg-core";
+// The two implementations: sqlite/dialect.ts and pg/dialect.ts.
 import { sql, type SQL } from "drizzle-orm";
-import * as pgSchema from "./schema.pg";
 
 export interface Dialect {
+  /** For the CLI and the tests; a service never asks (test/engine-rules.unit.test.ts). */
   readonly name: "sqlite" | "pg";
   /** Locks the rows a SELECT reads until the transaction ends; empty on SQLite, whose write lock serializes writers. */
   readonly forUpdate: SQL;
-  /** Whether a write must lock rows before it reads what it decides on (false on SQLite: one writer at a time). */
-  readonly rowLocks: boolean;
+  /**
+   * The statements that lock rows before a write reads what it decides on, as given (each ends in `forUpdate`); none
+   * on SQLite, whose one writer at a time makes them a statement for nothing.
+   */
+  locking(statements: SQL[]): SQL[];
   /** Skips rows another transaction has locked (outbox claims); empty on SQLite. */
   readonly skipLocked: SQL;
   /** The number of rows the previous statement of the same `write` changed. */
@@ -34,64 +37,6 @@ export interface Dialect {
 }
 
 /** `'key', value, ...` for json_object / json_build_object; keys are our own identifiers, never input. */
-const pairs = (fields: Record<string, SQL>) => sql.join(Object.entries(fields).map(([k, v]) => sql`${sql.raw(`'${k}'`)}, ${v}`), sql`, `);
+export const pairs = (fields: Record<string, SQL>) => sql.join(Object.entries(fields).map(([k, v]) => sql`${sql.raw(`'${k}'`)}, ${v}`), sql`, `);
 
-const messageOf = (err: unknown) => String((err as any)?.message ?? "") + " " + String((err as any)?.cause?.message ?? "");
-
-export const sqliteDialect: Dialect = {
-  name: "sqlite",
-  forUpdate: sql``,
-  rowLocks: false,
-  skipLocked: sql``,
-  prevChanged: sql`changes()`,
-  indexHint: (name) => sql.raw(`INDEXED BY ${name}`),
-  jsonTextArray: (values) => sql`json_each(${JSON.stringify(values)}) AS j`,
-  jsonObjects: (fields, orderBy) => sql`json_group_array(json_object(${pairs(fields)}) ORDER BY ${orderBy})`,
-  greatest: (a, b) => sql`max(${a}, ${b})`,
-  uniqueKey(err) {
-    const m = /UNIQUE constraint failed: (index '[^']+'|[\w.]+(?:, [\w.]+)*)/.exec(messageOf(err));
-    return m ? m[1] : null;
-  },
-  isRetryable: (err) => /SQLITE_BUSY|database is locked/.test(messageOf(err) + String((err as any)?.code ?? "")),
-  lockKey: () => sql`SELECT 1`,
-};
-
-/** PostgreSQL names the constraint or index; SQLite names the columns: this maps one to the other (DIALECTS.md 9). */
-const pgUniqueKeys: Map<string, string> = (() => {
-  const keys = new Map<string, string>();
-  for (const table of Object.values(pgSchema)) {
-    if (!(table instanceof PgTable)) continue;
-    const config = getTableConfig(table);
-    for (const c of config.columns) if (c.isUnique) keys.set(c.uniqueName ?? `${config.name}_${c.name}_unique`, `${config.name}.${c.name}`);
-    for (const c of config.columns) if (c.primary) keys.set(`${config.name}_pkey`, `${config.name}.${c.name}`);
-    for (const pk of config.primaryKeys) keys.set(pk.getName(), pk.columns.map((c) => `${config.name}.${c.name}`).join(", "));
-    for (const index of config.indexes) {
-      if (!index.config.unique || !index.config.name) continue;
-      const columns = index.config.columns.map((c) => ("name" in c && typeof c.name === "string" ? `${config.name}.${c.name}` : null));
-      keys.set(index.config.name, columns.every(Boolean) ? columns.join(", ") : `index '${index.config.name}'`);
-    }
-  }
-  return keys;
-})();
-
-export const pgDialect: Dialect = {
-  name: "pg",
-  forUpdate: sql` FOR UPDATE`,
-  rowLocks: true,
-  skipLocked: sql` FOR UPDATE SKIP LOCKED`,
-  prevChanged: sql`${sql.placeholder("prev_changed")}::int`,
-  indexHint: () => sql``,
-  // the text cast first: the driver would otherwise send the JSON text as one JSON string
-  jsonTextArray: (values) => sql`jsonb_array_elements_text(${JSON.stringify(values)}::text::jsonb) AS j(value)`,
-  jsonObjects: (fields, orderBy) => sql`coalesce(json_agg(json_build_object(${pairs(fields)}) ORDER BY ${orderBy}), '[]'::json)::text`,
-  greatest: (a, b) => sql`greatest(${a}, ${b})`,
-  uniqueKey(err) {
-    // a builder query's error (drizzle's DrizzleQueryError) carries the driver's as its cause
-    const e = (err as any)?.code === undefined && (err as any)?.cause ? (err as any).cause : (err as any);
-    if (e?.code !== "23505") return null;
-    const name = e.constraint_name ?? e.constraint;
-    return pgUniqueKeys.get(name) ?? `index '${name}'`;
-  },
-  isRetryable: (err) => ["40001", "40P01"].includes((err as any)?.code),
-  lockKey: (key) => sql`SELECT pg_advisory_xact_lock(hashtextextended(${key}, 0))`,
-};
+export const messageOf = (err: unknown) => String((err as any)?.message ?? "") + " " + String((err as any)?.cause?.message ?? "");

@@ -22,3 +22,13 @@ export function isDatabaseUnavailable(err: unknown): boolean {
   }
   return false;
 }
+
+/** Why a database could not be opened: one line an operator can act on (DESIGN §3: exit 2, no stack). */
+export class DatabaseOpenError extends Error {
+  constructor(
+    readonly code: "database_unwritable" | "database_corrupt" | "database_unreachable" | "schema_too_new",
+    message: string,
+  ) {
+    super(message);
+  }
+}

@@ -2,6 +2,7 @@
 // `sql` and the dialect's pieces, run as reads, single writes, or atomic groups of writes.
 import type { SQL } from "drizzle-orm";
 import type { Dialect } from "./dialect";
+import type { NewSubscriber } from "./sign-ups";
 
 export type Row = Record<string, unknown>;
 
@@ -18,16 +19,49 @@ export interface Store {
    * again whole on a serialization failure or deadlock.
    */
   write(queries: SQL[]): Promise<Row[][]>;
+  /**
+   * The INSERT of one new subscriber, for a `write` (sign-ups.ts): it answers the new row with its position, or no row
+   * when the email is there already. How a store runs many of them at once is its own business.
+   */
+  insertSubscriber(subscriber: NewSubscriber): SQL;
 }
 
 const LINE = Symbol("the line this statement locks");
 
 /**
- * Marks a statement that locks a waitlist's line (`lockLine`). A PostgreSQL write group runs the batches that start
- * with one first, in line order, and the rest after them, so a group never waits for a line while holding other
- * rows (an outbox claim's, another batch's): the lock order of DECISIONS "One lock order for writes to a line".
+ * Marks a statement that locks a waitlist's line (`lockLine`). On PostgreSQL the batches that start with one are
+ * grouped per line, each line's in a transaction of its own (pg/store.ts): the lock order of docs/decisions.md
+ * "One lock order for writes to a line".
  */
 export const locksLine = (query: SQL, waitlistId: string): SQL => Object.assign(query, { [LINE]: waitlistId });
 
 /** The line a batch locks first, if it does. */
 export const lineOf = (batch: SQL[]): string | undefined => (batch[0] as { [LINE]?: string } | undefined)?.[LINE];
+
+const KEY = Symbol("the key this statement locks");
+
+/** Marks a statement that locks a key (`d.lockKey`): a group takes its batches' keys in one order. */
+export const locksKey = (query: SQL, key: string): SQL => Object.assign(query, { [KEY]: key });
+
+/** The first key a batch locks, if any. */
+export const keyOf = (batch: SQL[]): string | undefined => {
+  for (const query of batch) {
+    const key = (query as { [KEY]?: string })[KEY];
+    if (key !== undefined) return key;
+  }
+  return undefined;
+};
+
+/** A Store's `write` whose statements run one after another on an open transaction (`write` inside `tx`). */
+export function sequentialWrite(run: (q: SQL, prevChanged: number) => Promise<{ rows: Row[]; changed: number }>) {
+  return async (queries: SQL[]): Promise<Row[][]> => {
+    const out: Row[][] = [];
+    let prev = 0;
+    for (const q of queries) {
+      const r = await run(q, prev);
+      prev = r.changed;
+      out.push(r.rows);
+    }
+    return out;
+  };
+}

@@ -39,7 +39,7 @@ export interface Around {
 }
 
 /** What a template's `rows` option names. */
-interface RowsOption<K extends string> {
+export interface RowsOption<K extends string> {
   key: K;
   place?: K;
   alike?: K[];

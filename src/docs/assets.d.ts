@@ -21,3 +21,8 @@ declare module "*.js" {
   const text: string;
   export default text;
 }
+
+declare module "*.svg" {
+  const text: string;
+  export default text;
+}

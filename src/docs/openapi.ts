@@ -22,6 +22,7 @@ const UI_PAGE = `<!doctype html>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Waitlist API</title>
+<link rel="icon" href="/assets/favicon.svg" type="image/svg+xml">
 <link rel="stylesheet" href="/swagger/assets/swagger-ui.css">
 </head>
 <body>

@@ -6,7 +6,7 @@ import { sql } from "drizzle-orm";
 import { createChallenge, randomInt, verifySolution, type Challenge, type Payload } from "altcha-lib";
 import { deriveKey } from "altcha-lib/algorithms/pbkdf2";
 import { now, token } from "../clock";
-import type { Db } from "../db/client";
+import type { Db } from "../db/db";
 import { badRequest } from "../http/errors";
 
 /** The rule: a challenge expires 10 minutes after it was issued. */

@@ -3,7 +3,7 @@ import { Elysia, t } from "elysia";
 import { eq } from "drizzle-orm";
 import { now } from "../clock";
 import type { Config } from "../config";
-import type { Db } from "../db/client";
+import type { Db } from "../db/db";
 import { AppError, badRequest, errorBody } from "../http/errors";
 import { ErrorBody, SignUpErrorBody } from "../http/error-schemas";
 import { clientIp, requestHost } from "../http/client-ip";

@@ -4,22 +4,17 @@ import type { Server } from "bun";
 import { and, eq, isNull, sql, type SQL } from "drizzle-orm";
 import { sha256Hex, now } from "../clock";
 import type { Config } from "../config";
-import type { Db } from "../db/client";
-import type { PlanId, waitlists } from "../db/schema";
+import type { Db } from "../db/db";
+import type { PlanId } from "../db/schema";
 import { isGrowthOrHigher, planOf, UNAUTHENTICATED_LIMIT, type Bucket } from "../account/plans";
 import { AppError, forbidden, unauthorized, type ErrorShape } from "./errors";
 import { countAndDecide, rateHeaders, uncounted, type RateDecision } from "./rate-limit";
 import { clientIp } from "./client-ip";
 import { parseCappedBody, readBodyText } from "./body-limit";
 import { readCache } from "../db/read-cache";
-import { waitlistRows } from "../waitlists/rows";
+import { waitlistRows, type Waitlist } from "../waitlists/rows";
 
-/**
- * A waitlist as requests see it. Its counters are left out: the copy an instance keeps between
- * requests is current in everything else (see `version`), but counters change with every sign-up
- * and view, so code that shows them reads them (analytics/service.ts `countersOf`).
- */
-export type Waitlist = Omit<typeof waitlists.$inferSelect, "subscribersCount" | "viewsCount" | "lastSeq">;
+export type { Waitlist } from "../waitlists/rows";
 
 export interface Auth {
   key: { id: string; name: string; createdAt: number; lastUsedAt: number | null; isWaitlistKey: boolean };

@@ -3,12 +3,10 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import { Elysia } from "elysia";
 import type * as Prom from "prom-client";
-import type { Client } from "@libsql/client";
 import { sql } from "drizzle-orm";
 import { now } from "../clock";
-import type { Db } from "../db/client";
+import type { Db } from "../db/db";
 import { AppError } from "./errors";
-import { databaseFileSizes } from "../db/maintenance";
 
 // prom-client's three classes, each from its own file: its index also loads the Pushgateway (node:http), the default
 // metrics and the cluster aggregator, a tenth of the server's start-up, none of which is used here
@@ -23,7 +21,7 @@ export const registry = new Registry();
 export const signUps = new Counter({ name: "waitlist_signups_total", help: "New sign-ups (repeats of a registered email are not counted)", labelNames: ["via"], registers: [registry] });
 export const deliveryFailures = new Counter({
   name: "waitlist_outbox_delivery_failures_total",
-  help: "Failed delivery attempts of outbox rows (each is retried on the DESIGN 4 schedule until it gives up)",
+  help: "Failed delivery attempts of outbox rows (each is retried with backoff, about 30 s to 24 h, until it gives up)",
   labelNames: ["kind"],
   registers: [registry],
 });
@@ -155,62 +153,21 @@ export function formSignUpCounter<T extends (ids: string[]) => void>(dispatch: T
   }) as T;
 }
 
-const INSTRUMENTED = Symbol("metrics.instrumented");
-
-/** The caller gets the call's own promise; the timing hangs off a branch that also absorbs its rejection. */
-const timed = (series: Series, call: (...args: unknown[]) => Promise<unknown>) =>
-  function (...args: unknown[]) {
-    const at = performance.now();
-    const p = call(...args);
-    const done = () => databaseTime.observe(series, (performance.now() - at) / 1000);
-    p.then(done, done);
-    return p;
-  };
-
-/**
- * Times the database calls, once per Db. Embedded: the libSQL client's methods, which the builder, the Store's reads
- * and `tx` go through, and the Store's `write` as batch (on a file its group commits run on a connection of their
- * own, past the client; in memory they are the client's transactions, timed as such). PostgreSQL: the Store's calls
- * (`rows` and `exec` as execute, `write` as batch, `tx` from begin to commit), which is where the services' SQL
- * goes; builder queries outside a `tx` are not timed. A `write` is timed from the call to its group's commit.
- */
+/** The database's own timing hook (db/timing.ts) feeds the histogram, once per Db. */
+const instrumented = new WeakSet<Db>();
 function instrumentDatabase(db: Db): void {
-  const marked = db as Db & { [INSTRUMENTED]?: true };
-  if (marked[INSTRUMENTED]) return;
-  marked[INSTRUMENTED] = true;
-  const single = databaseTime.of("execute", { op: "execute" });
-  const batched = databaseTime.of("batch", { op: "batch" });
-  const tx = databaseTime.of("transaction", { op: "transaction" });
-  type Call = (...args: unknown[]) => Promise<unknown>;
-  // an in-memory database's writes are the client's transactions, timed with the client below
-  if (db.d.name === "pg" || db.$path) db.write = timed(batched, db.write.bind(db) as Call) as Db["write"];
-  if (db.d.name === "sqlite") return instrumentClient(db.$client, single, batched, tx);
-  db.rows = timed(single, db.rows.bind(db) as Call) as Db["rows"];
-  db.exec = timed(single, db.exec.bind(db) as Call) as Db["exec"];
-  db.tx = timed(tx, db.tx.bind(db) as Call) as Db["tx"];
+  if (instrumented.has(db)) return;
+  instrumented.add(db);
+  const series = {
+    execute: databaseTime.of("execute", { op: "execute" }),
+    batch: databaseTime.of("batch", { op: "batch" }),
+    transaction: databaseTime.of("transaction", { op: "transaction" }),
+  };
+  db.onTiming((op, seconds) => databaseTime.observe(series[op], seconds));
 }
 
-function instrumentClient(client: Client, single: Series, batched: Series, tx: Series): void {
-  const execute = client.execute.bind(client) as (...args: unknown[]) => Promise<unknown>;
-  const batch = client.batch.bind(client) as (...args: unknown[]) => Promise<unknown>;
-  const transaction = client.transaction.bind(client);
-  client.execute = timed(single, execute) as Client["execute"];
-  client.batch = timed(batched, batch) as Client["batch"];
-  client.transaction = (async (...args: Parameters<Client["transaction"]>) => {
-    const at = performance.now();
-    const t = await transaction(...args);
-    const close = t.close.bind(t);
-    t.close = () => {
-      close();
-      databaseTime.observe(tx, (performance.now() - at) / 1000);
-    };
-    return t;
-  }) as Client["transaction"];
-}
-
-/** Gauges read when scraped: the outbox in one indexed query (status = 'pending'), the file sizes by stat. */
-function scrapeGauges(db: Db, databaseUrl: string): void {
-  const isFile = databaseFileSizes({ databaseUrl }) !== null;
+/** Gauges read when scraped: the outbox in one indexed query (status = 'pending'), the database's size. */
+function scrapeGauges(db: Db): void {
   // the registry collects every metric at once: both outbox gauges share one read of the outbox
   let reading: Promise<Map<string, { n: number; age: number }>> | null = null;
   const readOutbox = () =>
@@ -241,19 +198,18 @@ function scrapeGauges(db: Db, databaseUrl: string): void {
       for (const kind of KINDS) this.set({ kind }, byKind.get(kind)?.age ?? 0);
     },
   });
-  if (isFile) {
-    new Gauge({
-      name: "waitlist_database_bytes",
-      help: "Size of the embedded database's file and of its write-ahead log",
-      labelNames: ["file"],
-      registers: [registry],
-      collect() {
-        const sizes = databaseFileSizes({ databaseUrl });
-        this.set({ file: "db" }, sizes?.fileBytes ?? 0);
-        this.set({ file: "wal" }, sizes?.walBytes ?? 0);
-      },
-    });
-  }
+  new Gauge({
+    name: "waitlist_database_bytes",
+    help: "Size of the database: the embedded file (db) and its write-ahead log (wal); on PostgreSQL, the database's own size (db)",
+    labelNames: ["file"],
+    registers: [registry],
+    async collect() {
+      const size = await db.size().catch(() => null);
+      if (!size) return;
+      this.set({ file: "db" }, size.bytes);
+      if (size.walBytes !== null) this.set({ file: "wal" }, size.walBytes);
+    },
+  });
 }
 
 const digest = (value: string) => createHash("sha256").update(value).digest();
@@ -273,7 +229,7 @@ export function createMetrics(deps: { db: Db; token: string | null; databaseUrl:
   instrumentDatabase(deps.db);
   // a second app in the same process (tests) replaces the first one's scrape-time gauges
   for (const name of ["waitlist_outbox_pending", "waitlist_outbox_oldest_pending_age_seconds", "waitlist_database_bytes"]) registry.removeSingleMetric(name);
-  scrapeGauges(deps.db, deps.databaseUrl);
+  scrapeGauges(deps.db);
   const routes = new Elysia({ name: "http/metrics" }).get(
     "/metrics",
     async ({ request, set }) => {

@@ -1,7 +1,7 @@
 // Fixed one-minute windows counted in the database, so every instance shares them (DESIGN §5).
 import { sql, type SQL } from "drizzle-orm";
 import { now } from "../clock";
-import type { Db } from "../db/client";
+import type { Db } from "../db/db";
 
 export const WINDOW_MS = 60_000;
 

@@ -2,7 +2,7 @@
 import { Cron } from "croner";
 import { sql } from "drizzle-orm";
 import { now, token } from "../clock";
-import type { Db } from "../db/client";
+import type { Db } from "../db/db";
 import type { Logger } from "../log";
 import { pruneRateLimitsQuery } from "../http/rate-limit";
 import { pruneViewDedupe } from "../analytics/service";
@@ -11,7 +11,6 @@ import { prunePreviews } from "../landing/preview";
 import type { Dispatcher } from "../outbox/dispatcher";
 import { pruneCaptchaSolutions } from "../forms/captcha";
 import { pruneConfirmationSends } from "../subscribers/confirmation-caps";
-import { compactDatabase } from "../db/maintenance";
 import { jobRuns } from "../http/metrics";
 
 export interface JobContext {
@@ -43,7 +42,7 @@ export const JOBS: Job[] = [
   { name: "prune-captcha-solutions", schedule: "7 */5 * * * *", leaseMs: 55_000, run: ({ db }) => pruneCaptchaSolutions(db) },
   { name: "prune-confirmation-sends", schedule: "27 */10 * * * *", leaseMs: 55_000, run: ({ db }) => pruneConfirmationSends(db) },
   // nightly: give the pages the pruning jobs freed back to the disk and truncate the WAL (issue 17)
-  { name: "compact-database", schedule: "0 41 3 * * *", leaseMs: 55_000, run: ({ db }) => compactDatabase(db) },
+  { name: "compact-database", schedule: "0 41 3 * * *", leaseMs: 55_000, run: ({ db }) => db.compact() },
 ];
 
 /** True when this instance holds (or just took) the job's lease. */

@@ -2,7 +2,7 @@
 // kept for ten minutes and served at /preview/{token} by the hosted page's own renderer.
 import { and, eq, gt, lte } from "drizzle-orm";
 import { now, token } from "../clock";
-import type { Db } from "../db/client";
+import type { Db } from "../db/db";
 import type { Waitlist } from "../http/api";
 import type { PatchPageInput } from "./model";
 import { newPageRow, pageChanges, type Page } from "./service";

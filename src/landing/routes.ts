@@ -1,7 +1,7 @@
 // Landing-page endpoints (spec: Landing pages): create, get, patch, publish/unpublish, with their rate-limit buckets.
 import { Elysia, t } from "elysia";
 import type { Config } from "../config";
-import type { Db } from "../db/client";
+import type { Db } from "../db/db";
 import type { apiGuard } from "../http/api";
 import { errorResponses } from "../http/error-schemas";
 import { CreatedPageResponse, CreatePageBody, PageResponse, PatchPageBody, PublishResponse } from "./model";

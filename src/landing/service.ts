@@ -1,8 +1,7 @@
 // Landing pages (spec: Landing page resource and status table): create, read, patch, publish/unpublish.
 import { and, eq, sql } from "drizzle-orm";
 import { now, token } from "../clock";
-import type { Db } from "../db/client";
-import type { landingPages } from "../db/schema";
+import type { Db, Tables } from "../db/db";
 import type { Auth, Waitlist } from "../http/api";
 import { AppError, badRequest, conflict, notFound } from "../http/errors";
 import { planOf } from "../account/plans";
@@ -10,7 +9,7 @@ import { parseBackground } from "./background";
 import { countersOf } from "../analytics/service";
 import { DEFAULT_BUTTON, HEADLINE, type CreatePageInput, type PatchPageInput } from "./model";
 
-export type Page = typeof landingPages.$inferSelect;
+export type Page = Tables["landingPages"]["$inferSelect"];
 
 /**
  * The columns a hosted page is rendered from: what publish freezes into `published_snapshot` (issue 16). The row

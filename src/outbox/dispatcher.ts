@@ -2,7 +2,7 @@
 import { eq, sql } from "drizzle-orm";
 import { now } from "../clock";
 import type { Config } from "../config";
-import type { Db } from "../db/client";
+import type { Db } from "../db/db";
 import { maskEmail, type Logger } from "../log";
 import { createMailer, type Mailer } from "../email/send";
 import { deliver } from "../webhooks/send";

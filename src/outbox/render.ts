@@ -1,6 +1,6 @@
 // Turns an outbox row into what is sent: a webhook envelope (DESIGN §4 Events) or an email, from the committed state.
 import { eq, sql } from "drizzle-orm";
-import type { Db } from "../db/client";
+import type { Db } from "../db/db";
 import type { Waitlist } from "../http/api";
 import { renderHtml, renderSubject, renderText, withUnsubscribeLink, type TemplateValues } from "../email/templates";
 import { selectSubscribers, subscriberView, thankYouUrl, unsubscribeUrl, type SubscriberRow } from "../subscribers/view";

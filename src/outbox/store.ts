@@ -1,7 +1,7 @@
 // The outbox table's operations: enqueue inside a change's transaction, claim with a lease, settle.
 import { sql, type SQL } from "drizzle-orm";
 import { now, sortableToken } from "../clock";
-import type { Db } from "../db/client";
+import type { Db } from "../db/db";
 
 /** DESIGN §4: retries about 30 s, 2 m, 10 m, 1 h, 6 h, 24 h after failures, then failed. */
 export const RETRY_DELAYS_MS = [30_000, 120_000, 600_000, 3_600_000, 21_600_000, 86_400_000];

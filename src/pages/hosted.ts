@@ -36,6 +36,7 @@ function head(page: Page, w: Waitlist, pageUrl: string, style: string, styleshee
 <meta name="description" content="${escapeHtml(description)}">
 ${seo.keywords?.length ? `<meta name="keywords" content="${escapeHtml(seo.keywords.join(", "))}">` : ""}
 <link rel="canonical" href="${escapeHtml(pageUrl)}">
+<link rel="icon" href="/assets/favicon.svg" type="image/svg+xml">
 <meta property="og:type" content="website">
 <meta property="og:title" content="${escapeHtml(seo.og_title || title)}">
 <meta property="og:description" content="${escapeHtml(seo.og_description || description)}">

@@ -3,7 +3,7 @@
 // on every instance), and a counted view.
 import { eq, sql } from "drizzle-orm";
 import type { Config } from "../config";
-import type { Db } from "../db/client";
+import type { Db } from "../db/db";
 import { knownView, logView, visitorKey } from "../analytics/service";
 import type { Logger } from "../log";
 import { hostedPageUrl, livePage } from "../landing/service";

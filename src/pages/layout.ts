@@ -22,6 +22,7 @@ export function page(title: string, body: string, opts: { script?: boolean; desc
 <meta name="robots" content="noindex">
 <title>${escapeHtml(title)}</title>
 ${opts.description ? `<meta name="description" content="${escapeHtml(opts.description)}">` : ""}
+<link rel="icon" href="/assets/favicon.svg" type="image/svg+xml">
 <link rel="stylesheet" href="/assets/pages.css">
 </head>
 <body>

@@ -4,7 +4,7 @@
 import { Elysia, t } from "elysia";
 import { eq } from "drizzle-orm";
 import type { Config } from "../config";
-import type { Db } from "../db/client";
+import type { Db } from "../db/db";
 import { AppError } from "../http/errors";
 import type { Dispatch } from "../outbox/events";
 import { acceptInvite, findByInviteToken, inviteState } from "../subscribers/access";

@@ -2,6 +2,7 @@
 import { Elysia, t } from "elysia";
 import { eq, sql } from "drizzle-orm";
 import css from "../../public/pages.css" with { type: "text" };
+import favicon from "../../public/favicon.svg" with { type: "text" };
 import js from "../../public/pages.js" with { type: "text" };
 import hostedCss from "../../public/hosted.css" with { type: "text" };
 import type { Logger } from "../log";
@@ -10,7 +11,7 @@ import { mayAskInternal } from "../http/internal";
 import { createPageServer } from "./landing";
 import { page } from "./layout";
 import type { Config } from "../config";
-import type { Db } from "../db/client";
+import type { Db } from "../db/db";
 import type { Dispatch } from "../outbox/events";
 import { selectSubscribers, statusOf } from "../subscribers/view";
 import { htmlResponse, notFoundPage, PAGE_HEADERS } from "./layout";
@@ -25,6 +26,7 @@ const ASSETS: Record<string, { body: string; type: string }> = {
   "pages.css": { body: css as unknown as string, type: "text/css; charset=utf-8" },
   "pages.js": { body: js as unknown as string, type: "text/javascript; charset=utf-8" },
   "hosted.css": { body: hostedCss as unknown as string, type: "text/css; charset=utf-8" },
+  "favicon.svg": { body: favicon as unknown as string, type: "image/svg+xml" },
 };
 
 const LIVE_HEADERS = { "content-type": "application/json;charset=utf-8", "cache-control": "no-store" };
@@ -123,6 +125,9 @@ export function pageRoutes(deps: { db: Db; config: Config; dispatch: Dispatch; l
       },
       { ...hidden, params: t.Object({ token: t.String() }) },
     )
+    // every page, Swagger UI and the dashboard name /assets/favicon.svg; a browser that asks for /favicon.ico anyway
+    // (a bookmark, a JSON answer opened in a tab) gets the same icon rather than a logged 404
+    .get("/favicon.ico", () => new Response(ASSETS["favicon.svg"].body, { headers: { "content-type": "image/svg+xml", "cache-control": "public, max-age=86400" } }), hidden)
     .get(
       "/assets/:file",
       ({ params }) => {

@@ -3,7 +3,7 @@
 // `waiting` subscribers are ranked (the rank triggers follow `access`).
 import { sql } from "drizzle-orm";
 import { now, token } from "../clock";
-import type { Db } from "../db/client";
+import type { Db } from "../db/db";
 import { lockLine } from "./lock";
 import type { Waitlist } from "../http/api";
 import { AppError, badRequest, notFound } from "../http/errors";

@@ -2,7 +2,7 @@
 // ranks by confirmation order, credits the referrer now, and sends the welcome email if enabled.
 import { eq, sql } from "drizzle-orm";
 import { now } from "../clock";
-import type { Db } from "../db/client";
+import type { Db } from "../db/db";
 import { lockLine } from "./lock";
 import type { Waitlist } from "../http/api";
 import { nothing, type Dispatch } from "../outbox/events";

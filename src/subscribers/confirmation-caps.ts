@@ -2,7 +2,7 @@
 // the cap is decided and recorded in the same write transaction as the change that sends the email.
 import { sql } from "drizzle-orm";
 import { now } from "../clock";
-import type { Db } from "../db/client";
+import type { Db } from "../db/db";
 import type { Dialect } from "../db/dialect";
 import type { Waitlist } from "../http/api";
 import { enqueue } from "../outbox/store";

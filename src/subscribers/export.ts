@@ -1,7 +1,7 @@
 // CSV export of every subscriber (DESIGN §4 extension), streamed page by page through csv-stringify.
 import { sql, type SQL } from "drizzle-orm";
 import { stringify } from "csv-stringify/sync";
-import type { Db } from "../db/client";
+import type { Db } from "../db/db";
 import type { Waitlist } from "../http/api";
 import { selectPage, statusOf, thankYouUrl, type SubscriberRow } from "./view";
 

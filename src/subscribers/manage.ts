@@ -2,7 +2,7 @@
 // and what a subscriber does from a link (issue 16): unsubscribe, and leave the waitlist.
 import { eq, sql } from "drizzle-orm";
 import { now } from "../clock";
-import type { Db } from "../db/client";
+import type { Db } from "../db/db";
 import { lockLine } from "./lock";
 import type { Waitlist } from "../http/api";
 import { AppError, badRequest, notFound } from "../http/errors";

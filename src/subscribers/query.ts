@@ -1,6 +1,6 @@
 // Reading subscribers: one by id or email, and the paginated, sorted, filtered list (spec: GET .../subscribers).
 import { sql, type SQL } from "drizzle-orm";
-import type { Db } from "../db/client";
+import type { Db } from "../db/db";
 import type { Waitlist } from "../http/api";
 import { badRequest, notFound } from "../http/errors";
 import { normalizeEmail } from "./email";

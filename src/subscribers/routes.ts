@@ -1,7 +1,7 @@
 // Subscriber endpoints (spec: Subscribers): sign-up, list, get, update, delete, and the CSV export extension.
 import { Elysia, t } from "elysia";
 import type { Config } from "../config";
-import type { Db } from "../db/client";
+import type { Db } from "../db/db";
 import type { apiGuard } from "../http/api";
 import { clientIp } from "../http/client-ip";
 import { notFound } from "../http/errors";

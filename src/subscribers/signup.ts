@@ -1,7 +1,7 @@
 // Sign-up (spec: POST .../sign-up): idempotent per email, exact positions, referral credit and fraud rules.
 import { sql, type SQL } from "drizzle-orm";
 import { clusteredCode, now, sortableToken } from "../clock";
-import type { Db } from "../db/client";
+import type { Db } from "../db/db";
 import { lockLine } from "./lock";
 import type { Waitlist } from "../http/api";
 import { badRequest } from "../http/errors";
@@ -11,7 +11,8 @@ import { locate } from "./geo";
 import { splitMetadata } from "./metadata";
 import type { SignUpInput } from "./model";
 import { milestonesReached } from "./milestones";
-import { deferredCounters, positionOf } from "./rank";
+import { positionOf } from "./rank";
+import { lastOfPoints } from "../db/sign-ups";
 import { thankYouUrl } from "./view";
 import { statementTemplate } from "../db/template";
 import { email, nothing, webhookEvent, type Dispatch, type Outgoing } from "../outbox/events";
@@ -31,20 +32,6 @@ interface SignUpRow {
 const signUpRow = (waitlistId: string, email: string) =>
   sql`SELECT s.id, s.status, s.points, s.referral_code, s.sign_up_token, s.final_position, ${positionOf("s")} AS position FROM subscribers s
     WHERE s.waitlist_id = ${waitlistId} AND s.email = ${email}`;
-
-/** Its position from the per-points counters alone: it holds the highest confirmation number, so it is last among its points. */
-const lastOfPoints = (s: string, self: "counted" | "not counted yet") =>
-  `(SELECT coalesce(sum(count), 0) ${self === "counted" ? "" : "+ 1 "}FROM rank_counts WHERE waitlist_id = ${s}.waitlist_id AND level = 63 AND points >= ${s}.points)`;
-
-/**
- * What the insert answers. RETURNING is computed before the row's AFTER INSERT trigger adds it to the
- * counters (SQLite runs RETURNING first), hence the + 1; the sign-up tests hold this to the spec. An INSERT of many
- * rows has NULL for the position, and `seq`, `ranked_seq` and `counted_at` for what is done after it (deferredCounters).
- */
-const returning = (alone: (fragment: SQL) => SQL) =>
-  sql`RETURNING id, status, points, referral_code, sign_up_token,
-  ${alone(sql.raw(`CASE WHEN ranked_seq IS NULL THEN NULL ELSE ${lastOfPoints("subscribers", "not counted yet")} END`))} AS position,
-  ranked_seq, seq, coalesce(confirmed_at, joined_at) AS counted_at`;
 
 /** The new row read again at the end of a referred sign-up, whose referrer may have moved ahead of it. */
 const newRow = (id: string) =>
@@ -168,50 +155,10 @@ type Base = {
   at: number;
 };
 
-/** The INSERT's values, by name (statementTemplate). */
-const INSERT_VALUES = [
-  "id", "waitlistId", "email", "name", "phone", "status", "deliverability", "points", "referralCode", "signUpToken", "confirmToken", "referrerId",
-  "metadata", "referringDomain", "ip", "fingerprint", "fraudChecks", "country", "city", "timezone", "joinedWith", "joinedAt", "confirmedAt", "place",
-] as const;
-
-/**
- * The INSERT of a pending subscriber (no seq) or of one confirmed at once (the next confirmation number), referred
- * or not, its text put together once per kind. A referrer's code and id are read as the write finds them: NULL when
- * it was deleted since the sign-up read it (there is no referral then, only a sign-up).
- */
-const insertTemplate = (confirmed: boolean, referred: boolean) =>
-  statementTemplate(
-    INSERT_VALUES,
-    (v, row, alone) => {
-      // merged with the group's other sign-ups (file-writer.ts), the k-th row takes last_seq + k
-      const seq = confirmed ? sql`(SELECT last_seq + ${v.place} FROM waitlists WHERE id = ${v.waitlistId})` : sql`NULL`;
-      const referrer = (column: "referral_code" | "id") => (referred ? sql`(SELECT ${sql.raw(column)} FROM subscribers WHERE id = ${v.referrerId})` : sql`NULL`);
-      return sql`INSERT INTO subscribers (id, waitlist_id, email, name, phone, status, deliverability, points, seq, referral_code, sign_up_token,
-        confirm_token, referred_by, referrer_id, metadata, referring_domain, ip_address, fingerprint, fraud_checks, country, city, timezone, joined_with,
-        joined_at, confirmed_at, updated_at)
-      VALUES ${row(sql`(${v.id}, ${v.waitlistId}, ${v.email}, ${v.name}, ${v.phone}, ${v.status}, ${v.deliverability}, ${v.points}, ${seq}, ${v.referralCode},
-        ${v.signUpToken}, ${v.confirmToken}, ${referrer("referral_code")}, ${referrer("id")}, ${v.metadata}, ${v.referringDomain}, ${v.ip},
-        ${v.fingerprint}, ${v.fraudChecks}, ${v.country}, ${v.city}, ${v.timezone}, ${v.joinedWith}, ${v.joinedAt}, ${v.confirmedAt}, ${v.joinedAt})`)}
-      ON CONFLICT (waitlist_id, email) DO NOTHING ${returning(alone)}`;
-    },
-    // one row inserted, or none; RETURNING gives the id first. Merged rows of one waitlist and points (file-writer.ts)
-    // have their counters written once for all of them
-    {
-      oneRow: true,
-      rows: {
-        key: "id",
-        place: "place",
-        alike: ["waitlistId", "points"],
-        around: confirmed ? (v) => deferredCounters(v.waitlistId as string, v.points as number) : undefined,
-      },
-    },
-  );
-const INSERTS = [insertTemplate(false, false), insertTemplate(false, true), insertTemplate(true, false), insertTemplate(true, true)];
-
 /** A pending subscriber (no seq, a confirmation token), or one confirmed at once with its seq and sign-up points. */
-function insertSubscriber(id: string, waitlistId: string, b: Base, confirmToken: string | null, confirmedPoints: number | null) {
+function insertSubscriber(db: Db, id: string, waitlistId: string, b: Base, confirmToken: string | null, confirmedPoints: number | null) {
   const confirmed = confirmedPoints !== null;
-  return INSERTS[(confirmed ? 2 : 0) + (b.referrerId ? 1 : 0)]({
+  return db.insertSubscriber({
     id,
     waitlistId,
     email: b.email,
@@ -235,7 +182,6 @@ function insertSubscriber(id: string, waitlistId: string, b: Base, confirmToken:
     joinedWith: b.joinedWith,
     joinedAt: b.at,
     confirmedAt: confirmed ? b.at : null,
-    place: 1,
   });
 }
 
@@ -248,7 +194,7 @@ function insertSubscriber(id: string, waitlistId: string, b: Base, confirmToken:
  * nothing to take: a statement less per sign-up.
  */
 const locks = (db: Db, referrerId: string | null, waitlistId: string): SQL[] =>
-  db.d.rowLocks ? [lockLine(db, waitlistId), ...(referrerId ? [sql`SELECT 1 FROM subscribers WHERE id = ${referrerId}${db.d.forUpdate}`] : [])] : [];
+  db.d.locking([lockLine(db, waitlistId), ...(referrerId ? [sql`SELECT 1 FROM subscribers WHERE id = ${referrerId}${db.d.forUpdate}`] : [])]);
 
 /**
  * Double opt-in: the subscriber waits unranked. The confirmation email goes out with the insert, or
@@ -260,7 +206,7 @@ async function insertPending(db: Db, waitlist: Waitlist, id: string, b: Base, ou
   cappedConfirmation(db.d, out, waitlist, b.email, b.at);
   // pending: nothing ranked changes; only a referrer's row needs holding (and the line's lock before it)
   const first = b.referrerId ? locks(db, b.referrerId, waitlist.id) : [];
-  const [answer] = await db.write([...first, insertSubscriber(id, waitlist.id, b, sortableToken(32), null), ...out.statements]).then((r) => r.slice(first.length));
+  const [answer] = await db.write([...first, insertSubscriber(db, id, waitlist.id, b, sortableToken(32), null), ...out.statements]).then((r) => r.slice(first.length));
   return answer as unknown as SignUpRow[];
 }
 
@@ -281,7 +227,7 @@ async function insertConfirmed(
   const first = locks(db, b.referrerId, waitlist.id);
   const results = await db.write([
     ...first,
-    insertSubscriber(id, waitlist.id, b, null, signUpPoints(waitlist)),
+    insertSubscriber(db, id, waitlist.id, b, null, signUpPoints(waitlist)),
     ...confirmation(waitlist, id, b.at, isNew, referral, out, "subscriber.created"),
     ...(referral ? [newRow(id)] : []),
   ]);

@@ -1,6 +1,6 @@
 // Reads subscriber rows with their position and tags, and shapes the spec's Subscriber object.
 import { sql, type SQL } from "drizzle-orm";
-import type { Db } from "../db/client";
+import type { Db } from "../db/db";
 import type { Dialect } from "../db/dialect";
 import type { Waitlist } from "../http/api";
 import { positionOf } from "./rank";

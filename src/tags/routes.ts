@@ -1,7 +1,7 @@
 // Tag endpoints (DESIGN §4 extension): list/create/delete tags, tag and untag subscribers.
 import { Elysia, t } from "elysia";
 import type { Config } from "../config";
-import type { Db } from "../db/client";
+import type { Db } from "../db/db";
 import { TAG_COLORS } from "../db/schema";
 import type { apiGuard } from "../http/api";
 import { errorResponses } from "../http/error-schemas";

@@ -1,7 +1,7 @@
 // Tags (DESIGN §4 extension): a waitlist's labels with a fixed color set, attached to subscribers.
 import { and, eq, sql } from "drizzle-orm";
 import { now, token } from "../clock";
-import type { Db } from "../db/client";
+import type { Db } from "../db/db";
 import { TAG_COLORS } from "../db/schema";
 import { AppError, badRequest, conflict, notFound } from "../http/errors";
 import { findSubscriber } from "../subscribers/query";

@@ -1,7 +1,7 @@
 // Waitlist endpoints: create and list (spec: Waitlists), settings and the per-waitlist key (DESIGN §4 extensions).
 import { Elysia, t } from "elysia";
 import type { Config } from "../config";
-import type { Db } from "../db/client";
+import type { Db } from "../db/db";
 import type { apiGuard } from "../http/api";
 import { errorResponses } from "../http/error-schemas";
 import { regenerateWaitlistKey } from "../account/service";

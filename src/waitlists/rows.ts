@@ -2,8 +2,14 @@
 // of ~40 (and of drizzle's builder, 38% of a status page's time in issue 19's profile). A trigger (drizzle/0007) bumps
 // `version` on any change but the counters, whichever instance or admin command makes it, so nothing goes stale.
 import { eq, sql } from "drizzle-orm";
-import type { Db } from "../db/db";
-import type { Waitlist } from "../http/api";
+import type { Db, Tables } from "../db/db";
+
+/**
+ * A waitlist as requests see it. Its counters are left out: the copy an instance keeps between
+ * requests is current in everything else (see `version`), but counters change with every sign-up
+ * and view, so code that shows them reads them (analytics/service.ts `countersOf`).
+ */
+export type Waitlist = Omit<Tables["waitlists"]["$inferSelect"], "subscribersCount" | "viewsCount" | "lastSeq">;
 
 const MAX_CACHED = 1_000;
 

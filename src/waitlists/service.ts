@@ -1,8 +1,8 @@
 // Waitlists: create (slug rules, plan limit, reserved names), list, and the settings extension (DESIGN §4).
 import { desc, eq, getTableColumns, getTableName, sql, type SQL } from "drizzle-orm";
 import { now, token } from "../clock";
-import type { Db } from "../db/client";
-import type { landingPages, PlanId, waitlists } from "../db/schema";
+import type { Db, Tables } from "../db/db";
+import type { PlanId } from "../db/schema";
 import { newPageRow } from "../landing/service";
 import { AppError, badRequest, conflict, forbidden } from "../http/errors";
 import type { Waitlist } from "../http/api";
@@ -55,7 +55,7 @@ export async function createWaitlist(db: Db, owner: { accountId: string; plan: P
   if (RESERVED_SLUGS.has(slug)) throw conflict(`slug "${slug}" is reserved; choose another name or slug`);
 
   const at = now();
-  const row: typeof waitlists.$inferInsert = {
+  const row: Tables["waitlists"]["$inferInsert"] = {
     id: token(20),
     accountId: owner.accountId,
     key: token(20),
@@ -100,7 +100,7 @@ export async function createWaitlist(db: Db, owner: { accountId: string; plan: P
  * `INSERT ... SELECT <values> WHERE <cond> RETURNING id` for a row of `table`, with drizzle's column names. Values
  * are plain parameters (booleans as JS booleans); PostgreSQL takes their types from the columns.
  */
-function insertWhere(table: typeof waitlists | typeof landingPages, row: Record<string, unknown>, cond: SQL) {
+function insertWhere(table: Tables["waitlists"] | Tables["landingPages"], row: Record<string, unknown>, cond: SQL) {
   const columns = getTableColumns(table) as Record<string, { name: string }>;
   const entries = Object.entries(row).filter(([, v]) => v !== undefined);
   const names = sql.raw(entries.map(([k]) => `"${columns[k].name}"`).join(", "));
@@ -112,7 +112,7 @@ function insertWhere(table: typeof waitlists | typeof landingPages, row: Record<
  * One atomic write; the limit is checked in the insert itself, so two concurrent creates cannot both slip under it
  * (SQLite: one writer; PostgreSQL: the account row is locked first, so the second create counts after the first).
  */
-async function insertWithinLimit(db: Db, row: typeof waitlists.$inferInsert, max: number | "unlimited", page: Record<string, unknown> | null): Promise<boolean> {
+async function insertWithinLimit(db: Db, row: Tables["waitlists"]["$inferInsert"], max: number | "unlimited", page: Record<string, unknown> | null): Promise<boolean> {
   const limit = max === "unlimited" ? sql`TRUE` : sql`(SELECT count(*) FROM waitlists WHERE account_id = ${row.accountId}) < ${max}`;
   const [, inserted] = await db.write([
     sql`SELECT 1 FROM accounts WHERE id = ${row.accountId}${db.d.forUpdate}`,
@@ -185,7 +185,7 @@ function checkMilestones(list: { referrals: number; reward: string; tag?: string
 /** PATCH merges objects one level deep: omitted members keep their values (DESIGN §4). */
 export async function updateSettings(db: Db, w: Waitlist, patch: SettingsPatch, opts: { blockPrivateWebhooks: boolean }) {
   if (!patch || Object.keys(patch).length === 0) throw badRequest("Provide at least one setting to change");
-  const set: Partial<typeof waitlists.$inferInsert> = {};
+  const set: Partial<Tables["waitlists"]["$inferInsert"]> = {};
   if (patch.name !== undefined) set.name = checkName(patch.name);
   if (patch.category !== undefined) set.category = patch.category?.trim() || null;
   if (patch.description !== undefined) set.description = patch.description?.trim() || null;

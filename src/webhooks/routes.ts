@@ -3,7 +3,7 @@ import { Elysia, t } from "elysia";
 import { eq } from "drizzle-orm";
 import { now, token } from "../clock";
 import type { Config } from "../config";
-import type { Db } from "../db/client";
+import type { Db } from "../db/db";
 import type { apiGuard } from "../http/api";
 import { badRequest } from "../http/errors";
 import { errorResponses } from "../http/error-schemas";

@@ -1,7 +1,7 @@
 // A temporary database with one account ('a') and one waitlist ('w'), for tests of services without HTTP.
 import { join } from "node:path";
 import { sql } from "drizzle-orm";
-import { openDatabase, type Db } from "../../src/db/client";
+import { openDatabase, type Db } from "../../src/db/open";
 import { onCleanup, removeDir, tempDir } from "./cleanup";
 import { scratchPgUrl } from "./pg";
 import { engine } from "./server";

@@ -2,7 +2,7 @@
 // Every process and folder it makes is registered in ./cleanup (removed at the end of the run at the latest).
 import { dirname, join } from "node:path";
 import type { SQL } from "drizzle-orm";
-import { openDatabase } from "../../src/db/client";
+import { openDatabase } from "../../src/db/open";
 import { removeDir, tempDir, terminate, track } from "./cleanup";
 import { scratchPgUrl } from "./pg";
 

@@ -4,7 +4,7 @@
 // entry's stamp and the current one is known here, by its stamps before and after, and none wrote a table the
 // entry depends on, the entry still holds. A commit of any other process or connection is unknown, so the entry is
 // read afresh: correctness across instances rests on the stamp alone, as before.
-import type { ChangeStamp } from "./db";
+import type { ChangeStamp } from "../db";
 
 /** What a group of statements wrote: table names, "waitlists#counts" for the counters the triggers keep, or everything. */
 export type Written = ReadonlySet<string> | "all";

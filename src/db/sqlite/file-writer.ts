@@ -11,7 +11,7 @@ import AsyncDatabase from "libsql/promise";
 import { LibsqlError, type InArgs, type InStatement, type InValue, type ResultSet, type Row } from "@libsql/client";
 // the client's own result type (its toJSON included), from the package it is built on
 import { ResultSetImpl } from "@libsql/core/util";
-import type { RawStatement, Rows } from "./template";
+import type { RawStatement, Rows } from "../template";
 
 interface Prepared {
   stmt: any;

@@ -1,13 +1,15 @@
 // Upkeep of the embedded database file (nothing of it applies to PostgreSQL, which keeps its own): WAL checkpoints, incremental vacuum and the sizes doctor and /metrics show.
 import { statSync } from "node:fs";
-import { databasePath, type Db } from "./client";
+import type { Client } from "@libsql/client";
+import type { DatabaseFileSizes } from "../db";
+import { databasePath } from "../url";
+import type { GroupWriter } from "./group-writer";
 
-export interface DatabaseFileSizes {
-  path: string;
-  /** The main database file. */
-  fileBytes: number;
-  /** The write-ahead log beside it (0 when absent, e.g. after a clean stop). */
-  walBytes: number;
+/** What upkeep needs of an open embedded file. */
+interface Open {
+  client: Client;
+  writer: GroupWriter;
+  path: string | null;
 }
 
 const sizeOf = (path: string) => {
@@ -26,10 +28,10 @@ export function databaseFileSizes(config: { databaseUrl: string }): DatabaseFile
 }
 
 /** Folds the WAL into the database file and empties it, so the file alone is complete. Returns false if a reader kept it busy. */
-export async function checkpoint(db: Db): Promise<boolean> {
-  if (db.d.name !== "sqlite" || !db.$path) return true;
+export async function checkpoint({ client, writer, path }: Open): Promise<boolean> {
+  if (!path) return true;
   // under the writer's lock: it waits for writers, and would wait for an interactive transaction synchronously
-  const r = await db.$writer.exclusive(() => db.$client.execute("PRAGMA wal_checkpoint(TRUNCATE)"));
+  const r = await writer.exclusive(() => client.execute("PRAGMA wal_checkpoint(TRUNCATE)"));
   return Number(r.rows[0]?.[0] ?? 0) === 0;
 }
 
@@ -37,12 +39,13 @@ export async function checkpoint(db: Db): Promise<boolean> {
  * Nightly compaction: hands the pages freed by the pruning jobs back to the file system (auto_vacuum=INCREMENTAL,
  * migration 0012) and truncates the WAL. Returns how many free pages were released.
  */
-export async function compactDatabase(db: Db): Promise<{ freedPages: number }> {
-  if (db.d.name !== "sqlite" || !db.$path) return { freedPages: 0 };
-  const before = Number((await db.$client.execute("PRAGMA freelist_count")).rows[0]?.[0] ?? 0);
+export async function compactDatabase(open: Open): Promise<{ freedPages: number }> {
+  const { client, writer, path } = open;
+  if (!path) return { freedPages: 0 };
+  const before = Number((await client.execute("PRAGMA freelist_count")).rows[0]?.[0] ?? 0);
   // executeMultiple steps the pragma to the end; execute() steps it once (one page) and leaves it holding the lock
-  await db.$writer.exclusive(() => db.$client.executeMultiple("PRAGMA incremental_vacuum;"));
-  await checkpoint(db);
-  const after = Number((await db.$client.execute("PRAGMA freelist_count")).rows[0]?.[0] ?? 0);
+  await writer.exclusive(() => client.executeMultiple("PRAGMA incremental_vacuum;"));
+  await checkpoint(open);
+  const after = Number((await client.execute("PRAGMA freelist_count")).rows[0]?.[0] ?? 0);
   return { freedPages: before - after };
 }

@@ -1,0 +1,103 @@
+// The Store on embedded libSQL: statements flattened once (toStatement), writes through the group commit, a turn's
+// sign-ups merged (sign-ups.ts); and an interactive transaction dressed as a Db.
+import type { Client, InStatement } from "@libsql/client";
+import { SQL as DrizzleSQL, StringChunk, type SQL } from "drizzle-orm";
+import { SQLiteAsyncDialect } from "drizzle-orm/sqlite-core";
+import type { Db } from "../db";
+import { signUpInserts } from "../sign-ups";
+import { sequentialWrite, type Row, type Store } from "../store";
+import { filledOf } from "../template";
+import { sqliteDialect } from "./dialect";
+import type { GroupWriter } from "./group-writer";
+import { mergeSignUps } from "./sign-ups";
+
+const UNUSUAL = Symbol("unusual chunk");
+const render = new SQLiteAsyncDialect();
+
+/**
+ * A drizzle `sql` fragment as a libSQL statement (for the group writer). Our raw statements hold
+ * only text, values and nested fragments, which this flattens directly (drizzle's general builder
+ * was ~8% of a sign-up); anything else (columns, tables, placeholders) goes through drizzle.
+ */
+export const toStatement = (query: SQL): InStatement => {
+  const filled = filledOf(query);
+  if (filled) {
+    const statement = { sql: filled.text, args: filled.args as any[] };
+    // the file writer steps it once, and merges a run of one INSERT template's rows (file-writer.ts); other engines
+    // see a plain statement
+    if (filled.oneRow) Object.assign(statement, { oneRow: true });
+    return filled.rows ? Object.assign(statement, { rows: filled.rows }) : statement;
+  }
+  const parts: string[] = [];
+  const args: any[] = [];
+  const walk = (chunks: unknown[]) => {
+    for (const chunk of chunks) {
+      if (chunk instanceof StringChunk) parts.push(...chunk.value);
+      else if (chunk instanceof DrizzleSQL) walk(chunk.queryChunks);
+      else if (chunk === undefined) continue;
+      else if (chunk === null || typeof chunk !== "object") {
+        parts.push("?");
+        args.push(chunk);
+      } else throw UNUSUAL;
+    }
+  };
+  try {
+    walk(query.queryChunks);
+    return { sql: parts.join(""), args };
+  } catch (err) {
+    if (err !== UNUSUAL) throw err;
+    const { sql: text, params } = render.sqlToQuery(query);
+    return { sql: text, args: params as any[] };
+  }
+};
+
+/** libSQL counts no changed rows for a statement with RETURNING: its rows are the count then. */
+const changedOf = (r: { rowsAffected: number; rows: unknown[] }) => Math.max(r.rowsAffected, r.rows.length);
+
+/** The embedded engine's sign-up INSERT: a turn's run of them to one waitlist merged into one statement. */
+const insertSubscriber = signUpInserts(mergeSignUps);
+
+export function sqliteStore(client: Client, writer: GroupWriter): Store {
+  return {
+    d: sqliteDialect,
+    async rows<T>(query: SQL) {
+      return (await client.execute(toStatement(query))).rows as unknown as T[];
+    },
+    async exec(query: SQL) {
+      return { changed: changedOf(await client.execute(toStatement(query))) };
+    },
+    async write(queries: SQL[]) {
+      const results = await writer.write(queries.map(toStatement));
+      return results.map((r) => r.rows as unknown as Row[]);
+    },
+    insertSubscriber,
+  };
+}
+
+/** A bare libSQL client's reads and writes (restore and doctor open the file without migrating it). */
+export function clientStore(client: Client): Pick<Store, "rows" | "write"> {
+  return {
+    rows: async <T>(q: SQL) => (await client.execute(toStatement(q))).rows as unknown as T[],
+    write: async (qs: SQL[]) => (await client.batch(qs.map(toStatement), "write")).map((r) => r.rows as unknown as Row[]),
+  };
+}
+
+/** A libSQL transaction (drizzle's) dressed as a Db: its statements run in order on the transaction (no group commit). */
+export function sqliteTx(raw: object, db: Db): Db {
+  const exec = async (q: SQL) => {
+    const r = await (raw as { run(q: SQL): Promise<{ rows: Row[]; rowsAffected: number }> }).run(q);
+    return { rows: r.rows, changed: changedOf(r) };
+  };
+  // the transaction keeps its own builder (its prototype's); the rest is the Db's
+  const { d, t, close, checkpoint, compact, size, onTiming, insertSubscriber, $path, $created } = db;
+  const tx: Db = Object.assign(raw, {
+    d, t, close, checkpoint, compact, size, onTiming, insertSubscriber, $path, $created,
+    rows: async <T>(q: SQL) => (await exec(q)).rows as T[],
+    exec: async (q: SQL) => ({ changed: (await exec(q)).changed }),
+    write: sequentialWrite((q) => exec(q)),
+    tx: <T>(fn: (inner: Db) => Promise<T>) => fn(tx),
+    changeStamp: () => null,
+    ownCommits: null,
+  }) as unknown as Db;
+  return tx;
+}
