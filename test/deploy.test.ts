@@ -2,7 +2,7 @@
 // backup line as cron runs it, the settings file's mode, and the unit and Caddyfile through the tools
 // operators use (`systemd-analyze`, `caddy`; each check skips, saying so, where the tool is missing).
 import { describe, expect, test } from "bun:test";
-import { chmodSync, copyFileSync, existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, copyFileSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { runCli } from "./support/server";
 import { tempDir } from "./support/cleanup";
@@ -48,10 +48,16 @@ test("the README's cron line, run the way cron runs it, writes today's backup", 
   const run = sh(command.replaceAll("/usr/local/bin/waitlist", shim).replaceAll("/var/lib/waitlist", state));
   expect(run.stderr).toBe("");
   expect(run.code).toBe(0);
-  const today = sh("date +%F").stdout.trim();
-  const backup = join(state, `backup-${today}.db`);
-  expect(existsSync(backup)).toBe(true);
-  expect(statSync(backup).size).toBeGreaterThan(0);
+  // in BACKUP_DIR, as the unit sets it, named as `waitlist backup` names one there (issue 43: one path, one setting)
+  const unit = readFileSync(UNIT, "utf8");
+  expect(unit).toContain("Environment=BACKUP_DIR=/var/lib/waitlist/backups\n");
+  const today = sh("date -u +%Y%m%d").stdout.trim();
+  const made = readdirSync(join(state, "backups"));
+  expect(made).toHaveLength(1);
+  expect(made[0]).toMatch(new RegExp(`^waitlist-${today}T\\d{6}Z\\.db$`));
+  expect(statSync(join(state, "backups", made[0])).size).toBeGreaterThan(0);
+  // and the restore example reads from there
+  expect(README).toMatch(/waitlist restore --from \/var\/lib\/waitlist\/backups\/waitlist-\d{8}T\d{6}Z\.db /);
 });
 
 test("the README's steps write /etc/waitlist.env readable by its owner only, even under umask 022", () => {

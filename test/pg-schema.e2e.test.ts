@@ -12,6 +12,7 @@ import { applyPgMigrations } from "../src/db/pg/migrate";
 import { pgMigrations } from "../src/db/migrations.gen";
 import { recountRanks } from "./support/db";
 import { scratchPgUrl } from "./support/pg";
+import { runCli } from "./support/server";
 
 type Exec = (text: string, args?: unknown[]) => Promise<Record<string, unknown>[]>;
 const cleanups: (() => Promise<unknown> | unknown)[] = [];
@@ -108,4 +109,23 @@ describe("PostgreSQL schema", () => {
     // deletes do not take back a day's sign-ups
     expect(p.daily.reduce((n, d) => n + (d.sign_ups as number), 0)).toBe(300);
   });
+});
+
+test("a database the URL's user does not own: start-up says what to grant, in one line, exit 2, and creates nothing (issue 43)", async () => {
+  const url = await scratchPgUrl();
+  const admin = postgres(url, { max: 1, onnotice: () => {} });
+  cleanups.push(() => admin.end());
+  const role = `visitor_${Math.random().toString(36).slice(2, 8)}`;
+  await admin.unsafe(`CREATE ROLE ${role} LOGIN PASSWORD 'pw'`);
+  cleanups.push(() => admin.unsafe(`DROP OWNED BY ${role}; DROP ROLE ${role}`).catch(() => {}));
+  // what PostgreSQL 15+ does for a database someone else owns: no CREATE on schema public for others
+  await admin.unsafe(`REVOKE CREATE ON SCHEMA public FROM PUBLIC`);
+  const asVisitor = url.replace(/\/\/[^@/]*@/, `//${role}:pw@`).replace(/^postgres(ql)?:\/\/(?![^/]*@)/, `postgres://${role}:pw@`);
+  const r = await runCli(["account", "create", "--username", "nobody", "--json"], { DATABASE_URL: asVisitor });
+  expect(r.code).toBe(2);
+  const { error } = JSON.parse(r.stdout);
+  expect(error.message).toContain("does not let this user create the schema");
+  expect(error.message).toContain("GRANT CREATE ON SCHEMA public TO <user>");
+  expect(error.message).not.toContain("pw@");
+  expect((await admin`SELECT to_regclass('accounts')::text AS t`)[0].t).toBeNull();
 });

@@ -114,7 +114,9 @@ export function activeParts(html: string, opts: { formAction: string; css?: stri
     if (el.namespaceURI !== parse5Html.NS.HTML) found.push(`foreign element <${tag}>`);
     if (BANNED.has(tag)) found.push(`<${tag}>`);
     if (tag === "meta" && (!inHead || el.attrs.some((a) => a.name === "http-equiv"))) found.push("<meta> outside the page's own head tags");
-    if (tag === "link" && (!inHead || !el.attrs.some((a) => a.name === "rel" && (a.value === "canonical" || a.value === "stylesheet")))) found.push("<link>");
+    if (tag === "link" && (!inHead || !el.attrs.some((a) => a.name === "rel" && (a.value === "canonical" || a.value === "stylesheet" || a.value === "icon")))) found.push("<link>");
+    // the page's own icon only (issue 43): nothing a model wrote
+    if (tag === "link" && el.attrs.some((a) => a.name === "rel" && a.value === "icon") && !el.attrs.some((a) => a.name === "href" && a.value === "/assets/favicon.svg")) found.push("foreign icon");
     if (tag === "link" && el.attrs.some((a) => a.name === "rel" && a.value === "stylesheet") && !el.attrs.some((a) => a.name === "href" && a.value.startsWith("/assets/"))) found.push("off-site stylesheet");
     if (tag === "style") {
       const text = el.childNodes.map((c) => (c as DefaultTreeAdapterMap["textNode"]).value ?? "").join("");

@@ -90,6 +90,15 @@ function explainPgFailure(err: unknown, url: string): unknown {
   const why = String(e?.message ?? err).split("\n")[0];
   if (e?.code === "28P01" || e?.code === "28000") return new DatabaseOpenError("database_unreachable", `PostgreSQL at ${displayUrl(url)} refused the login: ${why}`);
   if (e?.code === "3D000") return new DatabaseOpenError("database_unreachable", `PostgreSQL at ${displayUrl(url)} has no such database: ${why}`);
+  // the first start creates the schema: a database the URL's user does not own (PostgreSQL 15+ lets only the owner
+  // create in schema public) refuses it
+  if (e?.code === "42501") {
+    const db = new URL(url).pathname.slice(1) || "the database";
+    return new DatabaseOpenError(
+      "database_unwritable",
+      `PostgreSQL at ${displayUrl(url)} does not let this user create the schema (${why}): make the user own the database (ALTER DATABASE ${db} OWNER TO <user>) or GRANT CREATE ON SCHEMA public TO <user>`,
+    );
+  }
   if (!e?.code || /^(ECONN|ENOTFOUND|EAI_|ETIMEDOUT|CONNECT_TIMEOUT|EHOSTUNREACH|ENETUNREACH)/.test(e.code) || e.code.startsWith("08")) {
     return new DatabaseOpenError("database_unreachable", `cannot reach the database server at ${displayUrl(url)}: ${why}`);
   }
