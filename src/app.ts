@@ -50,7 +50,7 @@ export function buildApp(deps: AppDeps) {
   const { db, config } = deps;
   const api = apiGuard(deps);
   const dispatch = deps.dispatcher.dispatch;
-  const metrics = createMetrics({ db, token: config.metricsToken, databaseUrl: config.databaseUrl });
+  const metrics = createMetrics({ db, token: config.metricsToken });
   const app: Elysia = new Elysia({ normalize: false })
     .use(errorHandler({ log: deps.log, routes: () => app.routes }))
     .use(requestLog(deps.log, metrics?.observe))

@@ -5,6 +5,7 @@
 import { describe, expect, test } from "bun:test";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
+import type { Db } from "../src/db/db";
 
 const SRC = resolve(import.meta.dir, "..", "src");
 
@@ -16,7 +17,7 @@ function sourceFiles(dir = SRC): string[] {
 }
 
 /** Every module a file names: static imports and re-exports (type-only too), `import()` and `require()`. */
-export function specifiersOf(text: string): string[] {
+function specifiersOf(text: string): string[] {
   const found: string[] = [];
   const patterns = [/\b(?:import|export)\s[^;'"]*?\bfrom\s*["']([^"']+)["']/g, /^\s*import\s*["']([^"']+)["']/gm, /\b(?:import|require)\s*\(\s*["']([^"']+)["']\s*\)/g];
   for (const pattern of patterns) for (const m of text.matchAll(pattern)) found.push(m[1]);
@@ -34,7 +35,7 @@ function localImports(file: string): string[] {
 }
 
 /** Each circle once, as the files along it. */
-export function circles(files: string[], importsOf: (file: string) => string[]): string[][] {
+function circles(files: string[], importsOf: (file: string) => string[]): string[][] {
   const state = new Map<string, "open" | "done">();
   const stack: string[] = [];
   const found: string[][] = [];
@@ -64,6 +65,23 @@ const ENGINE_MODULE = /^(?:@libsql\/|libsql(?:\/|$)|bun:sqlite$|postgres$|pg(?:\
 const ASKS_ENGINE = [/\bd\.name\b/, /\bisPgUrl\b/, /\$client\b/, /\$writer\b/, /\browLocks\b/];
 /** Builder calls only one engine has: SQLite's terminal calls (`.values()` too, but a Map has one), PostgreSQL's locking and DISTINCT ON and ilike. */
 const ONE_ENGINE_CALL = [/\.(?:get|all|run)\(\s*\)/, /\bdb\.batch\(/, /\.for\(\s*["'`]/, /\bselectDistinctOn\(/, /\bdistinctOn\(/, /\bilike\(/];
+
+/**
+ * Checked by the compiler, never run (`npm run typecheck`, which CI runs): on `Db` a builder call only SQLite has is
+ * a type error, and so is reaching for the embedded driver. Each line below compiling again fails the typecheck
+ * ("unused @ts-expect-error").
+ */
+function oneEngineCallsDoNotCompile(db: Db) {
+  // @ts-expect-error SQLite's terminal call
+  void db.select().from(db.t.waitlists).get();
+  // @ts-expect-error SQLite's terminal call
+  void db.select().from(db.t.waitlists).all();
+  // @ts-expect-error SQLite's terminal call
+  void db.delete(db.t.waitlists).run();
+  // @ts-expect-error the embedded client is not on the facade
+  void db.$client;
+}
+void oneEngineCallsDoNotCompile;
 
 describe("services know no engine (issue 43)", () => {
   test("the rule's patterns catch what they are for (control)", () => {

@@ -157,6 +157,19 @@ for (const [engine, open] of Object.entries(engines)) {
       expect(new Set([tx(w1), tx(v), tx(plain1), tx(plain2)]).size).toBe(4);
     });
 
+    test.skipIf(engine !== "pg")("within a line's turn the writes that lock an address run by address, so two lines take addresses in one order", async () => {
+      const s = await open();
+      await seed(s);
+      const mark = (name: string) => sql`INSERT INTO meta (key, value) VALUES (${name}, CAST((SELECT count(*) FROM meta WHERE key LIKE 'keyed:%') AS TEXT))`;
+      await Promise.all([
+        s.write([lockLine(s, "w"), s.d.lockKey("confirmation:b@example.com"), mark("keyed:b")]),
+        s.write([lockLine(s, "w"), mark("keyed:none")]),
+        s.write([lockLine(s, "w"), s.d.lockKey("confirmation:a@example.com"), mark("keyed:a")]),
+      ]);
+      const marks = await s.rows<{ key: string }>(sql`SELECT key FROM meta WHERE key LIKE 'keyed:%' ORDER BY value`);
+      expect(marks.map((m) => m.key)).toEqual(["keyed:a", "keyed:b", "keyed:none"]);
+    });
+
     test("writers deciding on something no row stands for yet, under lockKey, decide one after another", async () => {
       const s = await open();
       const email = `cap-${Math.random()}@example.com`;

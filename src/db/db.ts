@@ -28,14 +28,6 @@ export interface CommitLog {
   cleanSince(from: ChangeStamp, to: ChangeStamp, tables: ReadonlySet<string>): boolean;
 }
 
-/** An embedded database's file and write-ahead log, in bytes. */
-export interface DatabaseFileSizes {
-  path: string;
-  fileBytes: number;
-  /** 0 when absent, e.g. after a clean stop. */
-  walBytes: number;
-}
-
 /** How big the database is: the embedded file and its WAL, or PostgreSQL's pg_database_size (no WAL of its own). */
 export interface DatabaseSize {
   bytes: number;

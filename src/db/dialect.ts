@@ -38,5 +38,3 @@ export interface Dialect {
 
 /** `'key', value, ...` for json_object / json_build_object; keys are our own identifiers, never input. */
 export const pairs = (fields: Record<string, SQL>) => sql.join(Object.entries(fields).map(([k, v]) => sql`${sql.raw(`'${k}'`)}, ${v}`), sql`, `);
-
-export const messageOf = (err: unknown) => String((err as any)?.message ?? "") + " " + String((err as any)?.cause?.message ?? "");

@@ -51,17 +51,3 @@ export const keyOf = (batch: SQL[]): string | undefined => {
   }
   return undefined;
 };
-
-/** A Store's `write` whose statements run one after another on an open transaction (`write` inside `tx`). */
-export function sequentialWrite(run: (q: SQL, prevChanged: number) => Promise<{ rows: Row[]; changed: number }>) {
-  return async (queries: SQL[]): Promise<Row[][]> => {
-    const out: Row[][] = [];
-    let prev = 0;
-    for (const q of queries) {
-      const r = await run(q, prev);
-      prev = r.changed;
-      out.push(r.rows);
-    }
-    return out;
-  };
-}

@@ -223,7 +223,7 @@ export interface Metrics {
 }
 
 /** Null when METRICS_TOKEN is unset: no route (GET /metrics is a 404), no per-request cost. */
-export function createMetrics(deps: { db: Db; token: string | null; databaseUrl: string }): Metrics | null {
+export function createMetrics(deps: { db: Db; token: string | null }): Metrics | null {
   if (!deps.token) return null;
   const expected = digest(`Bearer ${deps.token}`);
   instrumentDatabase(deps.db);

@@ -12,23 +12,17 @@ import { splitMetadata } from "./metadata";
 import type { SignUpInput } from "./model";
 import { milestonesReached } from "./milestones";
 import { positionOf } from "./rank";
-import { lastOfPoints } from "../db/sign-ups";
+import { lastOfPoints, type InsertedSubscriber, type NewSubscriber } from "../db/sign-ups";
 import { thankYouUrl } from "./view";
 import { statementTemplate } from "../db/template";
 import { email, nothing, webhookEvent, type Dispatch, type Outgoing } from "../outbox/events";
 import { cappedConfirmation, resendConfirmation } from "./confirmation-caps";
 
-/** What a sign-up answer needs of a subscriber: less than a full Subscriber, read in the same statement as the position. */
-interface SignUpRow {
-  id: string;
-  status: "pending" | "confirmed";
-  points: number;
-  /** null once invited, joined or rejected: then the position they held. */
-  position: number | null;
-  final_position?: number | null;
-  referral_code: string;
-  sign_up_token: string;
-}
+/**
+ * What a sign-up answer needs of a subscriber: what the INSERT answers, or the same read with its position (null once
+ * invited, joined or rejected: then `final_position`, the position they held).
+ */
+type SignUpRow = InsertedSubscriber & { final_position?: number | null };
 const signUpRow = (waitlistId: string, email: string) =>
   sql`SELECT s.id, s.status, s.points, s.referral_code, s.sign_up_token, s.final_position, ${positionOf("s")} AS position FROM subscribers s
     WHERE s.waitlist_id = ${waitlistId} AND s.email = ${email}`;
@@ -93,7 +87,6 @@ export async function signUp(db: Db, waitlist: Waitlist, input: SignUpInput, ctx
     deliverability,
     metadata: custom,
     referringDomain: reserved.referringDomain ?? ctx.refererHost,
-    referredBy: referrer ? reserved.referredBy : null,
     referrerId: referrer?.id ?? null,
     ip,
     fingerprint: reserved.fingerprint,
@@ -136,24 +129,11 @@ async function readBefore(db: Db, waitlistId: string, email: string, code: strin
   return [found[0] as SignUpRow | undefined, referrer[0] as ReferrerSignals | undefined] as const;
 }
 
-type Base = {
-  email: string;
-  name: string | null;
-  phone: string | null;
-  deliverability: string;
-  metadata: string;
-  referringDomain: string | null;
-  referredBy: string | null;
-  referrerId: string | null;
-  ip: string | null;
-  fingerprint: string | null;
-  fraudChecks: boolean;
-  country: string | null;
-  city: string | null;
-  timezone: string | null;
-  joinedWith: string;
-  at: number;
-};
+/** What a sign-up knows of its subscriber before the write: the new row's values, and the time. */
+type Base = Pick<
+  NewSubscriber,
+  "email" | "name" | "phone" | "deliverability" | "metadata" | "referringDomain" | "referrerId" | "ip" | "fingerprint" | "fraudChecks" | "country" | "city" | "timezone" | "joinedWith"
+> & { at: number };
 
 /** A pending subscriber (no seq, a confirmation token), or one confirmed at once with its seq and sign-up points. */
 function insertSubscriber(db: Db, id: string, waitlistId: string, b: Base, confirmToken: string | null, confirmedPoints: number | null) {

@@ -1,6 +1,6 @@
-// The Store on PostgreSQL: statements as named prepared statements, a turn's write batches in one transaction
-// (group-commit.ts) in one lock order, run again whole on a serialization failure or deadlock; and an interactive
-// transaction dressed as a Db.
+// The Store on PostgreSQL: statements as named prepared statements, a turn's write batches of one waitlist in one
+// transaction (group-commit.ts) in one lock order, run again whole on a serialization failure or deadlock; and an
+// interactive transaction dressed as a Db.
 import { fillPlaceholders, Placeholder, type SQL } from "drizzle-orm";
 import { PgDialect } from "drizzle-orm/pg-core";
 import type { RowList, Sql } from "postgres";
@@ -8,29 +8,18 @@ import type { Db } from "../db";
 import { isDatabaseUnavailable } from "../errors";
 import { createGroupCommit } from "../group-commit";
 import { signUpInserts } from "../sign-ups";
-import { keyOf, lineOf, sequentialWrite, type Row, type Store } from "../store";
+import { keyOf, lineOf, type Row, type Store } from "../store";
+import { transactionDb } from "../transaction";
 import { pgDialect } from "./dialect";
 
 const RETRIES = 5;
 
 /** A drizzle transaction dressed as a Db: statements run in order on its connection. */
 export function pgTx(raw: object, conn: Sql, db: Db): Db {
-  const run = async (q: SQL, prev = 0) => {
+  return transactionDb(raw, db, async (q, prev) => {
     const r = await exec(conn, q, prev);
     return { rows: [...r] as Row[], changed: changedOf(r) };
-  };
-  // the transaction keeps its own builder (its prototype's); the rest is the Db's
-  const { d, t, close, checkpoint, compact, size, onTiming, insertSubscriber, $path, $created } = db;
-  const tx: Db = Object.assign(raw, {
-    d, t, close, checkpoint, compact, size, onTiming, insertSubscriber, $path, $created,
-    rows: async <T>(q: SQL) => (await run(q)).rows as T[],
-    exec: async (q: SQL) => ({ changed: (await run(q)).changed }),
-    write: sequentialWrite(run),
-    tx: <T>(fn: (inner: Db) => Promise<T>) => fn(tx),
-    changeStamp: () => null,
-    ownCommits: null,
-  }) as unknown as Db;
-  return tx;
+  });
 }
 
 export async function retried<T>(fn: () => Promise<T>): Promise<T> {
@@ -67,6 +56,8 @@ const changedOf = (r: { count: number; length: number }) => Math.max(r.count ?? 
  */
 function lockOrder(batches: SQL[][]): number[] {
   const keys = batches.map(keyOf);
+  // most groups lock no key (a line's confirmed sign-ups): as they came
+  if (keys.every((k) => k === undefined)) return keys.map((_, i) => i);
   const rank = (i: number) => keys[i] ?? "\uffff";
   return batches.map((_, i) => i).sort((a, b) => (rank(a) < rank(b) ? -1 : rank(a) > rank(b) ? 1 : a - b));
 }

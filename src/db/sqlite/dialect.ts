@@ -1,6 +1,9 @@
 // SQLite's (embedded libSQL's) side of the Dialect: one writer at a time, so no row locks; its own JSON functions.
 import { sql } from "drizzle-orm";
-import { messageOf, pairs, type Dialect } from "../dialect";
+import { pairs, type Dialect } from "../dialect";
+
+/** The error's message and its cause's (drizzle wraps the driver's error). */
+const messageOf = (err: unknown) => String((err as any)?.message ?? "") + " " + String((err as any)?.cause?.message ?? "");
 
 export const sqliteDialect: Dialect = {
   name: "sqlite",

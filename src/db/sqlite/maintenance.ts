@@ -1,7 +1,6 @@
 // Upkeep of the embedded database file (nothing of it applies to PostgreSQL, which keeps its own): WAL checkpoints, incremental vacuum and the sizes doctor and /metrics show.
 import { statSync } from "node:fs";
 import type { Client } from "@libsql/client";
-import type { DatabaseFileSizes } from "../db";
 import { databasePath } from "../url";
 import type { GroupWriter } from "./group-writer";
 
@@ -20,11 +19,20 @@ const sizeOf = (path: string) => {
   }
 };
 
-/** Sizes of an embedded database's file and WAL; null for a database server. Cheap (two stat calls). */
+/** An embedded database's file and write-ahead log, in bytes (the WAL 0 when absent, e.g. after a clean stop). */
+export interface DatabaseFileSizes {
+  path: string;
+  fileBytes: number;
+  walBytes: number;
+}
+
+/** Sizes of the database file at `path` and of its WAL. Cheap (two stat calls). */
+export const fileSizes = (path: string): DatabaseFileSizes => ({ path, fileBytes: sizeOf(path), walBytes: sizeOf(`${path}-wal`) });
+
+/** The same for a database URL; null for a database server. */
 export function databaseFileSizes(config: { databaseUrl: string }): DatabaseFileSizes | null {
   const path = databasePath(config.databaseUrl);
-  if (!path) return null;
-  return { path, fileBytes: sizeOf(path), walBytes: sizeOf(`${path}-wal`) };
+  return path ? fileSizes(path) : null;
 }
 
 /** Folds the WAL into the database file and empties it, so the file alone is complete. Returns false if a reader kept it busy. */

@@ -12,7 +12,7 @@ import { databasePath, displayUrl } from "../url";
 import { changeProbe, oncePerTurn } from "./change-stamp";
 import { fileWriter } from "./file-writer";
 import { createGroupWriter, routeWrites, type GroupWriter } from "./group-writer";
-import { checkpoint, compactDatabase, databaseFileSizes } from "./maintenance";
+import { checkpoint, compactDatabase, fileSizes } from "./maintenance";
 import { applyMigrations } from "./migrate";
 import { ownCommits } from "./own-commits";
 import { cacheStatements, onEveryConnection } from "./statement-cache";
@@ -109,8 +109,9 @@ export async function openSqliteDb(settings: { url: string; sync?: "full" | "nor
     checkpoint: () => checkpoint(upkeep),
     compact: () => compactDatabase(upkeep),
     size: async () => {
-      const sizes = databaseFileSizes({ databaseUrl: settings.url });
-      return sizes && { bytes: sizes.fileBytes, walBytes: sizes.walBytes };
+      if (!path) return null;
+      const sizes = fileSizes(path);
+      return { bytes: sizes.fileBytes, walBytes: sizes.walBytes };
     },
     onTiming: (hook: Timing["hook"]) => void (timing.hook = hook),
     close: async () => {

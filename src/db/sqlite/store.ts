@@ -5,7 +5,8 @@ import { SQL as DrizzleSQL, StringChunk, type SQL } from "drizzle-orm";
 import { SQLiteAsyncDialect } from "drizzle-orm/sqlite-core";
 import type { Db } from "../db";
 import { signUpInserts } from "../sign-ups";
-import { sequentialWrite, type Row, type Store } from "../store";
+import type { Row, Store } from "../store";
+import { transactionDb } from "../transaction";
 import { filledOf } from "../template";
 import { sqliteDialect } from "./dialect";
 import type { GroupWriter } from "./group-writer";
@@ -53,6 +54,7 @@ export const toStatement = (query: SQL): InStatement => {
 
 /** libSQL counts no changed rows for a statement with RETURNING: its rows are the count then. */
 const changedOf = (r: { rowsAffected: number; rows: unknown[] }) => Math.max(r.rowsAffected, r.rows.length);
+const changedRows = (r: { rowsAffected: number; rows: Row[] }) => ({ rows: r.rows, changed: changedOf(r) });
 
 /** The embedded engine's sign-up INSERT: a turn's run of them to one waitlist merged into one statement. */
 const insertSubscriber = signUpInserts(mergeSignUps);
@@ -84,20 +86,6 @@ export function clientStore(client: Client): Pick<Store, "rows" | "write"> {
 
 /** A libSQL transaction (drizzle's) dressed as a Db: its statements run in order on the transaction (no group commit). */
 export function sqliteTx(raw: object, db: Db): Db {
-  const exec = async (q: SQL) => {
-    const r = await (raw as { run(q: SQL): Promise<{ rows: Row[]; rowsAffected: number }> }).run(q);
-    return { rows: r.rows, changed: changedOf(r) };
-  };
-  // the transaction keeps its own builder (its prototype's); the rest is the Db's
-  const { d, t, close, checkpoint, compact, size, onTiming, insertSubscriber, $path, $created } = db;
-  const tx: Db = Object.assign(raw, {
-    d, t, close, checkpoint, compact, size, onTiming, insertSubscriber, $path, $created,
-    rows: async <T>(q: SQL) => (await exec(q)).rows as T[],
-    exec: async (q: SQL) => ({ changed: (await exec(q)).changed }),
-    write: sequentialWrite((q) => exec(q)),
-    tx: <T>(fn: (inner: Db) => Promise<T>) => fn(tx),
-    changeStamp: () => null,
-    ownCommits: null,
-  }) as unknown as Db;
-  return tx;
+  const run = async (q: SQL) => changedRows(await (raw as { run(q: SQL): Promise<{ rows: Row[]; rowsAffected: number }> }).run(q));
+  return transactionDb(raw, db, run);
 }
