@@ -1,5 +1,4 @@
-// own-commits.ts: what a group of statements writes (with what SQLite's triggers write for it), when a cached
-// read still holds across this process's own commits, and which of its commits the group commit records as its own.
+// own-commits.ts: when a cached read still holds across this process's own commits, and which of its commits the group commit records as its own.
 import { describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -7,32 +6,7 @@ import { join } from "node:path";
 import { createClient } from "@libsql/client";
 import { fileWriter } from "../src/db/sqlite/file-writer";
 import { createGroupWriter } from "../src/db/sqlite/group-writer";
-import { ownCommits, transactionCount, writtenBy, type OwnCommits } from "../src/db/sqlite/own-commits";
-
-describe("writtenBy", () => {
-  test("names the tables a statement writes, also behind WITH; a read writes nothing", () => {
-    expect(writtenBy(["SELECT * FROM api_keys WHERE hash = ?"])).toEqual(new Set());
-    expect(writtenBy(["UPDATE api_keys SET revoked_at = ? WHERE id = ?"])).toEqual(new Set(["api_keys"]));
-    expect(writtenBy(["INSERT INTO landing_pages (id) VALUES (?)", "insert or replace into meta (key) values (?)"])).toEqual(new Set(["landing_pages", "meta"]));
-    expect(writtenBy(["WITH picked AS (SELECT id FROM outbox) UPDATE outbox SET locked_until = ? WHERE id IN (SELECT id FROM picked)"])).toEqual(new Set(["outbox"]));
-  });
-
-  test("a subscriber's row moves what its triggers keep: the rank counters, daily counts and the waitlist's counters, not the waitlist", () => {
-    const written = writtenBy(["INSERT INTO subscribers (id, seq) VALUES (?, (SELECT last_seq + 1 FROM waitlists WHERE id = ?)) ON CONFLICT (waitlist_id, email) DO NOTHING"]);
-    expect(written).toEqual(new Set(["subscribers", "rank_counts", "daily_stats", "waitlists#counts"]));
-  });
-
-  test("a view counted changes only the waitlist's counters; any other change to a waitlist is the waitlist's", () => {
-    expect(writtenBy(["UPDATE waitlists SET views_count = views_count + 1 WHERE id = ? AND changes() = 1"])).toEqual(new Set(["waitlists#counts"]));
-    expect(writtenBy(["UPDATE waitlists SET name = ?, updated_at = ? WHERE id = ?"])).toEqual(new Set(["waitlists"]));
-    expect(writtenBy(["UPDATE waitlists SET views_count = 0, name = ? WHERE id = ?"])).toEqual(new Set(["waitlists"]));
-  });
-
-  test("deleting an account or a waitlist cascades: everything", () => {
-    expect(writtenBy(["DELETE FROM waitlists WHERE id = ?"])).toBe("all");
-    expect(writtenBy(["UPDATE meta SET value = ? WHERE key = ?", "DELETE FROM accounts WHERE id = ?"])).toBe("all");
-  });
-});
+import { ownCommits, transactionCount, type OwnCommits } from "../src/db/sqlite/own-commits";
 
 describe("cleanSince", () => {
   const tables = new Set(["api_keys", "accounts", "waitlists"]);

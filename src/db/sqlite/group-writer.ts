@@ -5,7 +5,8 @@ import type { Client, InArgs, InStatement, ResultSet, TransactionMode } from "@l
 import type { ChangeStamp } from "../db";
 import { createGroupCommit } from "../group-commit";
 import type { FileWriter } from "./file-writer";
-import { transactionCount, writtenBy, type OwnCommits, type Written } from "./own-commits";
+import { transactionCount, type OwnCommits } from "./own-commits";
+import { writes, writtenBy, type Written } from "./writes";
 
 export interface GroupWriter {
   /** Runs the statements atomically (with the other batches of this turn), in order; resolves their results. */
@@ -122,9 +123,6 @@ function noteCommit(observe: { stamp: () => ChangeStamp; commits: OwnCommits }, 
   observe.commits.record(before as string, after as string, wrote);
 }
 
-/** A statement that writes: INSERT, UPDATE, DELETE or REPLACE, also behind a WITH. */
-const WRITE = /^\s*(?:INSERT|UPDATE|DELETE|REPLACE)\b|^\s*WITH\b[\s\S]*\b(?:INSERT|UPDATE|DELETE)\b/i;
-export const writes = (sql: string) => WRITE.test(sql);
 
 /**
  * Sends every other write made through the client (drizzle's builder, the Store's `exec`, a `rows` that writes)

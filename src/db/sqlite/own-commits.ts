@@ -5,9 +5,7 @@
 // entry depends on, the entry still holds. A commit of any other process or connection is unknown, so the entry is
 // read afresh: correctness across instances rests on the stamp alone, as before.
 import type { ChangeStamp } from "../db";
-
-/** What a group of statements wrote: table names, "waitlists#counts" for the counters the triggers keep, or everything. */
-export type Written = ReadonlySet<string> | "all";
+import type { Written } from "./writes";
 
 const KEPT = 4_096;
 /** The longest run of own commits walked back through; past it the entry is read afresh. */
@@ -52,52 +50,6 @@ export function ownCommits(): OwnCommits {
       return at === from;
     },
   };
-}
-
-/** The tables a statement writes directly: INSERT INTO, REPLACE INTO, UPDATE, DELETE FROM, also behind a WITH. */
-const TARGET = /\b(?:INSERT\s+(?:OR\s+\w+\s+)?INTO|REPLACE\s+INTO|UPDATE(?:\s+OR\s+\w+)?|DELETE\s+FROM)\s+["`]?(\w+)/gi;
-
-/** An UPDATE of a waitlist's counters alone (views): `waitlists_version` leaves its version as it is for those. */
-const COUNTERS_ONLY = /^\s*UPDATE\s+waitlists\s+SET\s+((?:subscribers_count|views_count|last_seq)\s*=[^,=]*?)(?:,\s*(?:subscribers_count|views_count|last_seq)\s*=[^,=]*?)*\s+WHERE\b/i;
-
-/**
- * What statements write, with what SQLite's triggers and cascades write for them (drizzle/*.sql): a subscriber's
- * row moves the rank counters, the daily counts and the waitlist's counters (never its version, which
- * `waitlists_version` leaves alone for those); deleting an account or a waitlist cascades to almost everything.
- */
-export function writtenBy(statements: string[]): Written {
-  const written = new Set<string>();
-  for (const text of statements) {
-    const one = writtenByOne(text);
-    if (one === "all") return "all";
-    for (const table of one) written.add(table);
-  }
-  return written;
-}
-
-/** Per statement text, once: a group repeats the same few texts (a turn's sign-ups are one INSERT each). */
-const known = new Map<string, Written>();
-const KNOWN_TEXTS = 1_024;
-
-function writtenByOne(text: string): Written {
-  let written = known.get(text);
-  if (written) return written;
-  written = tablesOf(text);
-  if (known.size >= KNOWN_TEXTS) known.clear();
-  known.set(text, written);
-  return written;
-}
-
-function tablesOf(text: string): Written {
-  if (COUNTERS_ONLY.test(text)) return new Set(["waitlists#counts"]);
-  const written = new Set<string>();
-  for (const m of text.matchAll(TARGET)) {
-    const table = m[1].toLowerCase();
-    if (table === "subscribers") written.add("subscribers").add("rank_counts").add("daily_stats").add("waitlists#counts");
-    else if ((table === "accounts" || table === "waitlists") && /^\s*DELETE\b/i.test(m[0])) return "all";
-    else written.add(table);
-  }
-  return written;
 }
 
 /**
