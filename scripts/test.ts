@@ -79,8 +79,15 @@ const pgFiles = pgPass();
 const onPg = chosen.length ? chosen.filter((f) => (only === "pg" ? true : pgFiles.includes(f))) : pgFiles;
 const skipped = Object.entries(NOT_ON_PG).filter(([f]) => !chosen.length || chosen.includes(f));
 
+/** test/support/pg.ts's exit code when the test PostgreSQL did not start: it said why, and the next pass would too. */
+const PG_DID_NOT_START = 3;
+
 let failed = false;
-if (only !== "pg") failed = (await pass("sqlite", chosen)) !== 0;
+if (only !== "pg") {
+  const code = await pass("sqlite", chosen);
+  if (code === PG_DID_NOT_START) process.exit(1);
+  failed = code !== 0;
+}
 if (only !== "sqlite") {
   if (onPg.length) failed = (await pass("pg", onPg)) !== 0 || failed;
   else console.log("\n== PostgreSQL: no file in this pass yet (scripts/test.ts PG_PORTED)");

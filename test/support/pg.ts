@@ -3,7 +3,10 @@
 // cleanup (test/support/cleanup.ts), failed tests included. TEST_PG_URL points at an existing server instead.
 // Each caller gets a fresh database. dedicatedPg() is a server of one test's own, which it can stop and restart.
 import { createDatabase, startEmbeddedPg, type EmbeddedPg } from "../../scripts/embedded-pg";
-import { onCleanup, tempDir } from "./cleanup";
+import { cleanUpEverything, onCleanup, tempDir } from "./cleanup";
+
+/** The exit code of a run whose test PostgreSQL did not start (scripts/test.ts then runs no further pass). */
+export const PG_DID_NOT_START = 3;
 
 let server: Promise<string> | null = null;
 let counter = 0;
@@ -12,10 +15,17 @@ let counter = 0;
 async function embedded(): Promise<EmbeddedPg> {
   // the run's cleanup stops the server (a closer), then removes the folder (after every closer)
   const dir = tempDir("waitlist-pg-");
-  // kept across stop() and start() (dedicatedPg)
-  const started = await startEmbeddedPg(dir, { fsync: false, persistent: true });
-  onCleanup(() => started.pg.stop().catch(() => {}));
-  return started;
+  try {
+    // kept across stop() and start() (dedicatedPg)
+    const started = await startEmbeddedPg(dir, { fsync: false, persistent: true });
+    onCleanup(() => started.pg.stop().catch(() => {}));
+    return started;
+  } catch (err) {
+    // every PostgreSQL test would fail the same way: the run ends here, with the one line that says what to do
+    console.error(`\n${(err as Error).message}`);
+    await cleanUpEverything();
+    process.exit(PG_DID_NOT_START);
+  }
 }
 
 const scratchName = () => `t_${process.pid}_${++counter}_${Math.random().toString(36).slice(2, 8)}`;
