@@ -37,6 +37,8 @@ interface Session {
   /** Console errors, uncaught exceptions and CSP violations. */
   problems: string[];
   offsite: string[];
+  /** Requests answered 404: the dashboard asks only for what exists. */
+  missing: string[];
 }
 
 /** A browser tab on `server`'s dashboard; off-site requests are refused and recorded. */
@@ -45,6 +47,8 @@ async function open(server: TestServer, viewport = { width: 1280, height: 900 })
   const page = await context.newPage();
   const problems: string[] = [];
   const offsite: string[] = [];
+  const missing: string[] = [];
+  page.on("response", (r) => r.status() === 404 && missing.push(`${r.request().method()} ${new URL(r.url()).pathname}`));
   page.on("console", (m) => m.type() === "error" && !/status of 4\d\d/.test(m.text()) && problems.push(m.text()));
   page.on("pageerror", (e) => problems.push(e.message));
   await page.route("**/*", (route) => {
@@ -54,7 +58,7 @@ async function open(server: TestServer, viewport = { width: 1280, height: 900 })
     return route.abort();
   });
   await page.goto(`${server.url}/dashboard`);
-  return { context, page, problems, offsite };
+  return { context, page, problems, offsite, missing };
 }
 
 async function signIn(t: Session, key: string) {
@@ -83,6 +87,7 @@ async function teamWithWaitlist(server: TestServer, plan: string, name: string, 
 async function finish(t: Session) {
   expect(t.problems).toEqual([]);
   expect(t.offsite).toEqual([]);
+  expect(t.missing).toEqual([]);
   await t.context.close();
 }
 

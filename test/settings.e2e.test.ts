@@ -50,6 +50,8 @@ describe("settings", () => {
       invite_redirect_url: null,
       // issue 16
       captcha: "off",
+      // issue 43: read-only, no page yet
+      landing_page_status: null,
     });
   });
 
@@ -75,6 +77,24 @@ describe("settings", () => {
     expect(st.confirmation_email).toEqual(before.confirmation_email);
     const again = await s.request("GET", `/api/v1/waitlist/${w.key}/settings`, { key });
     expect(again.body.data.settings).toEqual(st);
+  });
+
+  test("landing_page_status says whether there is a page, and which: null, draft, published; read-only", async () => {
+    const { key } = await s.account("business");
+    const w = (await s.request("POST", "/api/v1/waitlists", { key, body: { name: `Page status ${Date.now()}` } })).body.data.waitlist;
+    const status = async () => (await s.request("GET", `/api/v1/waitlist/${w.key}/settings`, { key })).body.data.settings.landing_page_status;
+    expect(await status()).toBeNull();
+    expect((await s.request("GET", `/api/v1/waitlist/${w.key}/landing-page`, { key })).status).toBe(404);
+    expect((await s.request("POST", `/api/v1/waitlist/${w.key}/landing-page`, { key, body: { headline: "Soon here" } })).status).toBe(201);
+    expect(await status()).toBe("draft");
+    expect((await s.request("POST", `/api/v1/waitlist/${w.key}/landing-page/publish`, { key, body: {} })).status).toBe(200);
+    expect(await status()).toBe("published");
+    const patched = await s.request("PATCH", `/api/v1/waitlist/${w.key}/settings`, { key, body: { leaderboard: true } });
+    expect(patched.body.data.settings.landing_page_status).toBe("published");
+    const refused = await s.request("PATCH", `/api/v1/waitlist/${w.key}/settings`, { key, body: { landing_page_status: "draft" } });
+    expect(refused.status).toBe(400);
+    expect(refused.body.message).toContain("landing_page_status");
+    expect(await status()).toBe("published");
   });
 
   test("allowed_domains and custom_domain are stored as lowercase host names", async () => {

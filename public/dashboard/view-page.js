@@ -1,20 +1,16 @@
 // The landing page of one waitlist: its fields with a live preview (POST .../landing-page/preview),
 // save, publish and unpublish, and the AI builder with the credits and the wait shown.
 import { account } from "./account.js";
-import { api, ApiError, wl } from "./api.js";
+import { api, wl } from "./api.js";
 import { announce, checkbox, field, h, mount } from "./dom.js";
 import { waitlistHeader } from "./nav.js";
 
 const GENERATE_TYPICAL_S = 50;
 
 export async function pageView(key) {
-  const [settings, page] = await Promise.all([
-    api("GET", `${wl(key)}/settings`).then((r) => r.data.settings),
-    api("GET", `${wl(key)}/landing-page`).then(
-      (r) => r.data.landing_page,
-      (err) => (err instanceof ApiError && err.status === 404 ? null : Promise.reject(err)),
-    ),
-  ]);
+  const settings = (await api("GET", `${wl(key)}/settings`)).data.settings;
+  // asked for only when there is one: a 404 is an error in the browser's console
+  const page = settings.landing_page_status === null ? null : (await api("GET", `${wl(key)}/landing-page`)).data.landing_page;
   const me = account.me ?? (await account.refresh());
   return h("div", {}, waitlistHeader(key, settings.name, "/page"), editor(key, page, me));
 }

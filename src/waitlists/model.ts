@@ -136,6 +136,9 @@ export const Settings = t.Object({
   invite_expiry_days: t.Number(),
   invite_redirect_url: t.Union([t.String(), t.Null()]),
   captcha: Captcha,
+  landing_page_status: t.Union([t.Literal("draft"), t.Literal("published"), t.Literal("unpublished"), t.Null()], {
+    description: "Read-only: the landing page's status, or null while the waitlist has none (GET .../landing-page answers 404 then).",
+  }),
 });
 
 export const SettingsResponse = t.Object({ success: t.Boolean(), data: t.Object({ settings: Settings }) });

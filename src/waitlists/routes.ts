@@ -6,7 +6,7 @@ import type { apiGuard } from "../http/api";
 import { errorResponses } from "../http/error-schemas";
 import { regenerateWaitlistKey } from "../account/service";
 import { CreateWaitlistBody, CreateWaitlistResponse, ListWaitlistsResponse, SettingsPatchBody, SettingsResponse } from "./model";
-import { createWaitlist, listWaitlists, settingsView, updateSettings } from "./service";
+import { createWaitlist, listWaitlists, settingsOf, updateSettings } from "./service";
 
 export function waitlistRoutes(deps: { db: Db; config: Config; api: ReturnType<typeof apiGuard> }) {
   const { db, config } = deps;
@@ -31,7 +31,7 @@ export function waitlistRoutes(deps: { db: Db; config: Config; api: ReturnType<t
       response: { 200: ListWaitlistsResponse, ...errorResponses(401, 429) },
       detail: { tags: ["Waitlists"], summary: "List waitlists", description: "The account's waitlists, newest first, with subscriber and view counts." },
     })
-    .get("/waitlist/:waitlistKey/settings", ({ auth }) => ({ success: true, data: { settings: settingsView(auth.waitlist!) } }), {
+    .get("/waitlist/:waitlistKey/settings", async ({ auth }) => ({ success: true, data: { settings: await settingsOf(db, auth.waitlist!) } }), {
       api: { key: "any", bucket: "settings" },
       params: t.Object({ waitlistKey: t.String() }),
       response: { 200: SettingsResponse, ...errorResponses(401, 403, 429) },

@@ -132,7 +132,14 @@ export async function listWaitlists(db: Db, accountId: string) {
   return { waitlists: rows, total: rows.length };
 }
 
-export function settingsView(w: Waitlist) {
+/** A waitlist's settings, with its landing page's status (null without one: the dashboard asks for the page only then). */
+export async function settingsOf(db: Db, w: Waitlist) {
+  const { landingPages } = db.t;
+  const [page] = await db.select({ status: landingPages.status }).from(landingPages).where(eq(landingPages.waitlistId, w.id));
+  return settingsView(w, (page?.status ?? null) as "draft" | "published" | "unpublished" | null);
+}
+
+function settingsView(w: Waitlist, pageStatus: "draft" | "published" | "unpublished" | null) {
   return {
     key: w.key,
     slug: w.slug,
@@ -156,6 +163,7 @@ export function settingsView(w: Waitlist) {
     invite_expiry_days: w.inviteExpiryDays,
     invite_redirect_url: w.inviteRedirectUrl,
     captcha: w.captcha,
+    landing_page_status: pageStatus,
   };
 }
 
@@ -228,7 +236,7 @@ export async function updateSettings(db: Db, w: Waitlist, patch: SettingsPatch, 
   set.updatedAt = now();
   try {
     const [updated] = await db.update(db.t.waitlists).set(set).where(eq(db.t.waitlists.id, w.id)).returning();
-    return settingsView(updated);
+    return await settingsOf(db, updated);
   } catch (err) {
     throw nameTaken(db, err, set.name ?? w.name, w.slug) ?? err;
   }
