@@ -1,8 +1,12 @@
 // `npm test`: every test file on embedded libSQL, then the end-to-end suites again on PostgreSQL (issue 18 item 6).
-// Usage: bun scripts/test.ts [--engine sqlite|pg] [files...]; files given run on SQLite, and on PostgreSQL where
-// the PostgreSQL pass takes them. The PostgreSQL server comes from npm (test/support/pg.ts), or TEST_PG_URL.
-import { readdirSync } from "node:fs";
+// Usage: bun scripts/test.ts [--engine sqlite|pg] [--pg-bin DIR] [files...]; files given run on SQLite, and on
+// PostgreSQL where the PostgreSQL pass takes them. The PostgreSQL server comes from npm (test/support/pg.ts), or
+// TEST_PG_URL, or `--pg-bin`: a server started for the run from that folder's binaries (an operator's version, e.g.
+// Debian's /usr/lib/postgresql/15/bin; .ci/run).
+import { mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { startEmbeddedPg, type EmbeddedPg } from "./embedded-pg";
 
 const ROOT = join(import.meta.dir, "..");
 const TIMEOUT_MS = "30000";
@@ -68,12 +72,38 @@ async function pass(engine: "sqlite" | "pg", files: string[]): Promise<number> {
 }
 
 const argv = process.argv.slice(2);
-const only = argv.includes("--engine") ? argv[argv.indexOf("--engine") + 1] : null;
-if (only !== null && only !== "sqlite" && only !== "pg") {
-  console.error("usage: bun scripts/test.ts [--engine sqlite|pg] [test files...]");
+const option = (name: string) => (argv.includes(name) ? (argv[argv.indexOf(name) + 1] ?? "") : null);
+const only = option("--engine");
+const pgBin = option("--pg-bin");
+if ((only !== null && only !== "sqlite" && only !== "pg") || pgBin === "") {
+  console.error("usage: bun scripts/test.ts [--engine sqlite|pg] [--pg-bin DIR] [test files...]");
   process.exit(2);
 }
-const chosen = argv.filter((a, i) => a !== "--engine" && argv[i - 1] !== "--engine").map((f) => f.replace(/^\.\//, ""));
+const chosen = argv.filter((a, i) => !a.startsWith("--") && !argv[i - 1]?.startsWith("--")).map((f) => f.replace(/^\.\//, ""));
+
+/** The run's PostgreSQL from `--pg-bin`'s binaries, as TEST_PG_URL for the passes; stopped and removed at the end. */
+let ownPg: { server: EmbeddedPg; dir: string } | null = null;
+const stopOwnPg = async () => {
+  if (!ownPg) return;
+  await ownPg.server.pg.stop().catch(() => {});
+  rmSync(ownPg.dir, { recursive: true, force: true });
+  ownPg = null;
+};
+if (pgBin !== null) {
+  const dir = mkdtempSync(join(tmpdir(), "waitlist-pg-bin-"));
+  try {
+    const bin = () => ({ dir: pgBin, initdb: join(pgBin, "initdb"), postgres: join(pgBin, "postgres") });
+    ownPg = { server: await startEmbeddedPg(dir, { fsync: false, persistent: false, binaries: bin }), dir };
+  } catch (err) {
+    rmSync(dir, { recursive: true, force: true });
+    console.error((err as Error).message);
+    process.exit(1);
+  }
+  process.env.TEST_PG_URL = `${ownPg.server.base}/postgres`;
+  const version = Bun.spawnSync([join(pgBin, "postgres"), "--version"]).stdout.toString().trim();
+  console.log(`PostgreSQL for this run: ${version} (${pgBin})`);
+  process.once("SIGINT", () => void stopOwnPg().then(() => process.exit(130)));
+}
 
 const pgFiles = pgPass();
 const onPg = chosen.length ? chosen.filter((f) => (only === "pg" ? true : pgFiles.includes(f))) : pgFiles;
@@ -85,7 +115,10 @@ const PG_DID_NOT_START = 3;
 let failed = false;
 if (only !== "pg") {
   const code = await pass("sqlite", chosen);
-  if (code === PG_DID_NOT_START) process.exit(1);
+  if (code === PG_DID_NOT_START) {
+    await stopOwnPg();
+    process.exit(1);
+  }
   failed = code !== 0;
 }
 if (only !== "sqlite") {
@@ -93,4 +126,5 @@ if (only !== "sqlite") {
   else console.log("\n== PostgreSQL: no file in this pass yet (scripts/test.ts PG_PORTED)");
   if (only === "pg" || onPg.length) for (const [f, why] of skipped) console.log(`   not on PostgreSQL: ${f}: ${why}`);
 }
+await stopOwnPg();
 process.exit(failed ? 1 : 0);
