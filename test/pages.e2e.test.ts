@@ -124,3 +124,24 @@ describe("on-demand TLS check for custom domains (deploy/Caddyfile)", () => {
     expect((await fetch(`${s.url}/internal/custom-domain`)).status).toBe(404);
   });
 });
+
+describe("any query string (issue 44)", () => {
+  test("hosted, status and link pages ignore the parameters they do not use: utm_*, fbclid, gclid, a repeated ref; never a 400", async () => {
+    const { key, w, path, signUp } = await signedUp("Ads");
+    const domain = `ads-${uniq()}.example.test`;
+    expect((await s.request("POST", `${path}/landing-page`, { key, body: { headline: "Launching soon" } })).status).toBe(201);
+    expect((await s.request("POST", `${path}/landing-page/publish`, { key, body: {} })).status).toBe(200);
+    expect((await s.request("PATCH", `${path}/settings`, { key, body: { custom_domain: domain } })).status).toBe(200);
+    const ads = `utm_source=newsletter&utm_medium=email&utm_campaign=launch&utm_term=x&utm_content=y&fbclid=IwAR0abc&gclid=Cj0KCQ&mc_eid=1&anything=%00%ff`;
+    const get = (url: string, headers: Record<string, string> = {}) => fetch(s.url + url, { headers, redirect: "manual" });
+
+    const hosted = await get(`/p/${w.slug}?${ads}&ref=${signUp.referral_code}&ref=other`);
+    expect(hosted.status).toBe(200);
+    // the first ref is the one the form carries
+    expect(await hosted.text()).toContain(`value="${signUp.referral_code}"`);
+    expect((await get(`/?${ads}`, { host: domain })).status).toBe(200);
+    expect((await get(`/t/${signUp.sign_up_token}?${ads}`)).status).toBe(200);
+    expect((await get(`/t/${signUp.sign_up_token}/leave?${ads}`)).status).toBe(200);
+    expect((await get(`/?${ads}`)).status).toBe(200);
+  });
+});

@@ -40,10 +40,12 @@ export function pageRoutes(deps: { db: Db; config: Config; dispatch: Dispatch; l
   const landing = createPageServer(deps);
   const rows = waitlistRows(db);
   const ownHost = new URL(config.baseUrl).hostname;
-  const visitor = (request: Request, server: any, ref: string | undefined) => ({
+  // a page's query string is the visitor's: `ref` (the first one, if repeated) is read and any other parameter
+  // (utm_*, fbclid, gclid...) is left alone, never a 400: every ad and newsletter link carries some (issue 44)
+  const visitor = (request: Request, server: any) => ({
     ip: clientIp(request, server, config.trustProxy),
     userAgent: request.headers.get("user-agent") ?? "",
-    ref: ref ?? null,
+    ref: new URL(request.url).searchParams.get("ref"),
   });
   /** The subscriber a status link names, with its waitlist (null for an unknown link). */
   async function bySignUpToken(signUpToken: string) {
@@ -89,13 +91,13 @@ export function pageRoutes(deps: { db: Db; config: Config; dispatch: Dispatch; l
     .use(linkRoutes(deps))
     .get(
       "/",
-      ({ request, server, query, set }) => {
+      ({ request, server, set }) => {
         const host = hostOf(request);
         // DESIGN §4: on a waitlist's custom domain, / is its published page
-        if (host && host !== ownHost && host !== "localhost" && host !== "127.0.0.1") return landing.byDomain(host, visitor(request, server, query.ref), request, set);
+        if (host && host !== ownHost && host !== "localhost" && host !== "127.0.0.1") return landing.byDomain(host, visitor(request, server), request, set);
         return htmlResponse(page("Waitlist", `<h1>Waitlist is running</h1><p>The API is documented at <a href="/swagger">/swagger</a>.</p>`));
       },
-      { ...hidden, query: t.Object({ ref: t.Optional(t.String()) }) },
+      hidden,
     )
     .get(
       "/internal/custom-domain",
@@ -108,10 +110,9 @@ export function pageRoutes(deps: { db: Db; config: Config; dispatch: Dispatch; l
       },
       { ...hidden, query: t.Object({ domain: t.Optional(t.String()), token: t.Optional(t.String()) }) },
     )
-    .get("/p/:slug", ({ params, request, server, query, set }) => landing.bySlug(params.slug, visitor(request, server, query.ref), request, set), {
+    .get("/p/:slug", ({ params, request, server, set }) => landing.bySlug(params.slug, visitor(request, server), request, set), {
       ...hidden,
       params: t.Object({ slug: t.String() }),
-      query: t.Object({ ref: t.Optional(t.String()) }),
     })
     .get(
       "/preview/:token",
