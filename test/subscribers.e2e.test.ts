@@ -779,6 +779,29 @@ describe("tags", () => {
     const list = await s.request("GET", `${wl.base}/tags`, { key: wl.key });
     expect(list.body.data.tags.map((t: any) => [t.name, t.subscribers]).sort()).toEqual([["Early Adopter", 1], ["VIP", 0]]);
   });
+
+  test("a tag list whose last item is bad changes nothing: a blank name is 400 naming it, going over the 100-tag cap is 409 (issue 44)", async () => {
+    const wl = await waitlist();
+    await joined(wl, { email: "list@example.com" });
+    const tagNames = async () => (await s.request("GET", `${wl.base}/tags`, { key: wl.key })).body.data.tags.map((t: any) => t.name).sort();
+    const tag = (tags: string[]) => s.request("POST", `${wl.base}/subscribers/list%40example.com/tags`, { key: wl.key, body: { tags } });
+
+    const blank = await tag(["a", "b", "  "]);
+    expect(blank.status).toBe(400);
+    expect(blank.body.message).toContain("tags[2]");
+    expect(await tagNames()).toEqual([]);
+    expect((await wl.one("list@example.com")).tags).toEqual([]);
+
+    for (let i = 0; i < 98; i++) expect((await s.request("POST", `${wl.base}/tags`, { key: wl.key, body: { name: `t${i}` } })).status).toBe(201);
+    const over = await tag(["t0", "new one", "new two", "new three"]);
+    expect(over.status).toBe(409);
+    expect(over.body.message).toContain("at most 100 tags");
+    expect((await tagNames()).length).toBe(98);
+    expect((await wl.one("list@example.com")).tags).toEqual([]);
+    // at the cap exactly, it goes through
+    expect((await tag(["t0", "new one", "new two"])).status).toBe(200);
+    expect((await tagNames()).length).toBe(100);
+  });
 });
 
 describe("CSV export", () => {

@@ -65,11 +65,18 @@ export async function deleteTag(db: Db, waitlistId: string, idOrName: string) {
 /** Attaches tags by id or name; a name the waitlist does not have yet becomes a new gray tag. */
 export async function tagSubscriber(db: Db, waitlist: Waitlist, idOrEmail: string, refs: string[], dispatch: Dispatch) {
   const subscriber = await findSubscriber(db, waitlist.id, idOrEmail);
-  const tagIds: string[] = [];
-  for (const ref of refs) {
-    if (!ref.trim()) throw badRequest("tags must not contain blank names");
-    tagIds.push(((await findTag(db, waitlist.id, ref)) ?? (await createTagOrExisting(db, waitlist.id, ref))).id);
+  // every item is checked before the first write: a list whose last item is bad creates no tag (issue 44)
+  refs.forEach((ref, i) => {
+    if (!ref.trim()) throw badRequest(`tags[${i}] must not be blank`);
+  });
+  const found = await Promise.all(refs.map((ref) => findTag(db, waitlist.id, ref)));
+  const missing = [...new Map(refs.filter((_, i) => !found[i]).map((ref) => [ref.trim().toLowerCase(), ref] as const)).values()];
+  if (missing.length) {
+    const [{ n }] = await db.rows<{ n: number }>(sql`SELECT count(*) AS n FROM tags WHERE waitlist_id = ${waitlist.id}`);
+    if (Number(n) + missing.length > TAGS_PER_WAITLIST) throw new AppError("conflict", `A waitlist can have at most ${TAGS_PER_WAITLIST} tags; this would make ${Number(n) + missing.length}`);
   }
+  const tagIds: string[] = [];
+  for (const [i, ref] of refs.entries()) tagIds.push((found[i] ?? (await createTagOrExisting(db, waitlist.id, ref))).id);
   // the subscriber.updated event is written with the change, and only if a tag was actually added
   const out = webhookEvent(nothing(), waitlist, "subscriber.updated", subscriber.id, sql`${db.d.prevChanged} > 0`);
   // `WHERE TRUE`: SQLite would read ON CONFLICT as a join constraint of the SELECT without it
