@@ -58,6 +58,20 @@ describe("POST /api/v1/waitlists", () => {
     expect(list.body.data.total).toBe(0);
   });
 
+  test("a name taken along with its slug answers the same 409 on both engines: the name's (issue 44)", async () => {
+    const a = await s.account();
+    const name = `Both Taken ${uniq()}`;
+    expect((await s.request("POST", "/api/v1/waitlists", { key: a.key, body: { name } })).status).toBe(201);
+    // the same name derives the same slug: two unique keys broken at once
+    const again = await s.request("POST", "/api/v1/waitlists", { key: a.key, body: { name } });
+    expect(again.status).toBe(409);
+    expect(again.body).toEqual({ statusCode: 409, error: "Conflict", message: `name "${name}" is already taken` });
+    const other = (await s.request("POST", "/api/v1/waitlists", { key: a.key, body: { name: `Other ${uniq()}` } })).body.data.waitlist;
+    const renamed = await s.request("PATCH", `/api/v1/waitlist/${other.key}/settings`, { key: a.key, body: { name: name.toLowerCase() } });
+    expect(renamed.status).toBe(409);
+    expect(renamed.body.message).toBe(`name "${name.toLowerCase()}" is already taken`);
+  });
+
   test("a name whose slug would be test-waitlist is reserved: 409", async () => {
     const { key } = await s.account();
     for (const body of [{ name: "Test Waitlist" }, { name: "test--waitlist!" }, { name: `x ${uniq()}`, slug: "test-waitlist" }]) {

@@ -33,12 +33,23 @@ function checkName(raw: string): string {
   return name;
 }
 
-function nameTaken(db: Db, err: unknown, name: string, slug: string): AppError | null {
-  const text = db.d.uniqueKey(err);
-  if (text === null) return null;
-  if (text === "waitlists.slug") return conflict(`slug "${slug}" is already taken`);
-  if (text.includes("custom_domain")) return conflict("custom_domain is already used by another waitlist");
-  return conflict(`name "${name}" is already taken`);
+/**
+ * The 409 for a unique key a waitlist broke. A new waitlist whose name is taken usually takes the same slug too, and
+ * the engines report different ones for such a row (SQLite the name's index, PostgreSQL the slug's), so the answer
+ * names the first one taken in a fixed order, name then slug then custom domain: the same on both (issue 44).
+ */
+async function nameTaken(db: Db, err: unknown, mine: { id: string; name: string; slug: string; customDomain: string | null }): Promise<AppError | null> {
+  if (db.d.uniqueKey(err) === null) return null;
+  const { waitlists } = db.t;
+  const others = await db
+    .select({ name: waitlists.name, slug: waitlists.slug, customDomain: waitlists.customDomain })
+    .from(waitlists)
+    .where(sql`${waitlists.id} <> ${mine.id} AND (lower(${waitlists.name}) = ${mine.name.toLowerCase()} OR ${waitlists.slug} = ${mine.slug} OR ${waitlists.customDomain} = ${mine.customDomain})`);
+  if (others.some((o) => o.name.toLowerCase() === mine.name.toLowerCase())) return conflict(`name "${mine.name}" is already taken`);
+  if (others.some((o) => o.slug === mine.slug)) return conflict(`slug "${mine.slug}" is already taken`);
+  if (mine.customDomain !== null && others.some((o) => o.customDomain === mine.customDomain)) return conflict("custom_domain is already used by another waitlist");
+  // a unique key of some other row (the id): not the client's doing
+  return null;
 }
 
 export async function createWaitlist(db: Db, owner: { accountId: string; plan: PlanId }, input: CreateWaitlistInput, baseUrl: string) {
@@ -79,7 +90,7 @@ export async function createWaitlist(db: Db, owner: { accountId: string; plan: P
     const inserted = await insertWithinLimit(db, row, max, page);
     if (!inserted) throw forbidden(`Waitlist limit reached: the ${planOf(owner.plan).name} plan allows ${max} waitlist${max === 1 ? "" : "s"}`);
   } catch (err) {
-    throw nameTaken(db, err, name, slug) ?? err;
+    throw (await nameTaken(db, err, { id: row.id!, name, slug, customDomain: null })) ?? err;
   }
   return {
     waitlist: {
@@ -238,7 +249,7 @@ export async function updateSettings(db: Db, w: Waitlist, patch: SettingsPatch, 
     const [updated] = await db.update(db.t.waitlists).set(set).where(eq(db.t.waitlists.id, w.id)).returning();
     return await settingsOf(db, updated);
   } catch (err) {
-    throw nameTaken(db, err, set.name ?? w.name, w.slug) ?? err;
+    throw (await nameTaken(db, err, { id: w.id, name: set.name ?? w.name, slug: w.slug, customDomain: set.customDomain !== undefined ? set.customDomain : w.customDomain })) ?? err;
   }
 }
 
