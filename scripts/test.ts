@@ -27,6 +27,7 @@ const NOT_ON_PG: Record<string, string> = {
   "test/pg-outage.e2e.test.ts": "has a PostgreSQL server of its own, in the SQLite pass already",
   "test/pg-driver.e2e.test.ts": "the driver alone on the run's PostgreSQL server, in the SQLite pass already",
   "test/sqlite-connections.e2e.test.ts": "the settings of the embedded file's connections",
+  "test/conformance.e2e.test.ts": "runs both engines side by side in the SQLite pass already, comparing their answers",
   "test/writes.e2e.test.ts": "the embedded engine's model of what a write changes (PostgreSQL's caches check its stamp alone)",
 };
 

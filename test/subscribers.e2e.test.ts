@@ -788,7 +788,7 @@ describe("tags", () => {
 
     const blank = await tag(["a", "b", "  "]);
     expect(blank.status).toBe(400);
-    expect(blank.body.message).toContain("tags[2]");
+    expect(blank.body.message).toContain("tags.2");
     expect(await tagNames()).toEqual([]);
     expect((await wl.one("list@example.com")).tags).toEqual([]);
 

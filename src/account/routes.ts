@@ -1,5 +1,6 @@
 // Account endpoints: GET /api/v1/me (spec: Account) and account keys over HTTP (DESIGN §4 extension).
 import { Elysia, t } from "elysia";
+import { Text } from "../http/schema";
 import type { Db } from "../db/db";
 import type { apiGuard } from "../http/api";
 import { errorResponses } from "../http/error-schemas";
@@ -32,7 +33,7 @@ export function accountRoutes(deps: { db: Db; api: ReturnType<typeof apiGuard> }
       },
       {
         api: { key: "account", bucket: "account_keys" },
-        body: t.Object({ name: t.String({ maxLength: KEY_NAME_MAX, description: "Label shown in GET /me as api_key.name" }) }, { additionalProperties: false }),
+        body: t.Object({ name: Text({ maxLength: KEY_NAME_MAX, description: "Label shown in GET /me as api_key.name" }) }, { additionalProperties: false }),
         response: {
           201: t.Object({ success: t.Boolean(), data: t.Object({ api_key: t.Object({ id: t.String(), name: t.String(), api_key: t.String(), created_at: t.Number() }) }) }),
           ...errorResponses(400, 401, 429),

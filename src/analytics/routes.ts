@@ -5,7 +5,8 @@ import type { Db } from "../db/db";
 import type { apiGuard } from "../http/api";
 import { clientIp } from "../http/client-ip";
 import { errorResponses, ErrorBody, LogViewErrorBody } from "../http/error-schemas";
-import { dailyStats, logView, stats, visitorKey } from "./service";
+import { QueryInt } from "../http/schema";
+import { DAILY_MAX_DAYS, dailyStats, logView, stats, visitorKey } from "./service";
 
 const Params = t.Object({ waitlistKey: t.String() });
 
@@ -49,7 +50,7 @@ export function analyticsRoutes(deps: { db: Db; config: Config; api: ReturnType<
     .get("/stats/daily", async ({ auth, query }) => ({ success: true, data: { days: await dailyStats(db, auth.waitlist!.id, query.days) } }), {
       api: { key: "any", bucket: "analytics" },
       params: Params,
-      query: t.Object({ days: t.Optional(t.String({ description: "1 to 365; default 30" })) }),
+      query: t.Object({ days: t.Optional(QueryInt({ minimum: 1, maximum: DAILY_MAX_DAYS, description: "Default 30" })) }),
       response: {
         200: t.Object({ success: t.Boolean(), data: t.Object({ days: t.Array(t.Object({ date: t.String(), sign_ups: t.Number(), views: t.Number() })) }) }),
         ...errorResponses(400, 401, 403, 429),

@@ -132,9 +132,8 @@ export async function stats(db: Db, waitlist: Waitlist) {
 }
 
 /** DESIGN §9: the last `days` UTC dates, oldest first, zero-filled. */
-export async function dailyStats(db: Db, waitlistId: string, rawDays: string | undefined, at = now()) {
-  const days = rawDays === undefined ? 30 : /^\d{1,3}$/.test(rawDays) ? Number(rawDays) : NaN;
-  if (!(days >= 1 && days <= DAILY_MAX_DAYS)) throw badRequest(`days must be an integer from 1 to ${DAILY_MAX_DAYS}`);
+export async function dailyStats(db: Db, waitlistId: string, days = 30, at = now()) {
+  if (!(Number.isInteger(days) && days >= 1 && days <= DAILY_MAX_DAYS)) throw badRequest(`days must be an integer from 1 to ${DAILY_MAX_DAYS}`);
   const dates = Array.from({ length: days }, (_, i) => dayOf(at - (days - 1 - i) * 86_400_000));
   const rows = await db.rows<{ date: string; sign_ups: number; views: number }>(
     sql`SELECT date, sign_ups, views FROM daily_stats WHERE waitlist_id = ${waitlistId} AND date >= ${dates[0]} AND date <= ${dates[days - 1]}`,

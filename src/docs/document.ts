@@ -34,7 +34,8 @@ const templateOf = (path: string) => path.replace(/:([^/]+)/g, "{$1}");
 
 export function buildDocument(app: AppLike, info: { baseUrl: string; title: string; version: string; description: string }): Json {
   // static assets (/swagger/assets, /assets, /dashboard/assets) and the CORS preflight stay out
-  const generated = toOpenAPISchema(app as any, { paths: [/\/assets\//] }) as Json;
+  // a copy: the generated schemas may be the routes' own, which validate requests (statedAsRules rewrites these)
+  const generated = JSON.parse(JSON.stringify(toOpenAPISchema(app as any, { paths: [/\/assets\//] }))) as Json;
   const paths: Json = generated.paths;
   const served = new Set(app.getGlobalRoutes().map((r) => `${r.method.toLowerCase()} ${templateOf(r.path)}`));
 
@@ -55,6 +56,8 @@ export function buildDocument(app: AppLike, info: { baseUrl: string; title: stri
   for (const [path, item] of Object.entries(paths)) {
     for (const method of METHODS) if (item[method]) complete(item[method], method, path);
   }
+  statedAsRules(paths);
+  statedAsRules(generated.components?.schemas ?? {});
 
   return {
     openapi: "3.1.0",
@@ -72,6 +75,33 @@ export function buildDocument(app: AppLike, info: { baseUrl: string; title: stri
       securitySchemes: { ApiKey: { type: "apiKey", in: "header", name: "X-Api-Key" } },
     },
   };
+}
+
+/**
+ * The schemas as the handlers apply them (issue 44): Elysia's query integers ("a numeric string or an integer") are
+ * integers with their bounds, a union marked `x-one-of` (branches that exclude each other) is a `oneOf`, and the
+ * validation messages kept beside a schema (`error`) stay out.
+ */
+function statedAsRules(node: unknown): void {
+  if (Array.isArray(node)) return node.forEach(statedAsRules);
+  if (node === null || typeof node !== "object") return;
+  const schema = node as Json;
+  if (Array.isArray(schema.anyOf)) {
+    const numeric = schema.anyOf.find((b: Json) => b.type === "integer");
+    const text = schema.anyOf.find((b: Json) => b.type === "string" && (b.format === "integer" || schema["x-query-integer"]));
+    if (schema.anyOf.length === 2 && numeric && text) {
+      delete schema.anyOf;
+      Object.assign(schema, { ...numeric, ...schema, type: "integer" });
+      delete schema.default;
+      delete schema["x-query-integer"];
+    } else if (schema["x-one-of"]) {
+      schema.oneOf = schema.anyOf;
+      delete schema.anyOf;
+    }
+  }
+  delete schema["x-one-of"];
+  if (typeof schema.error === "string" && (schema.type === "string" || schema.pattern)) delete schema.error;
+  for (const value of Object.values(schema)) statedAsRules(value);
 }
 
 /** A hidden route becomes the table's operation; a documented one gains the table's statuses, content types and headers. */

@@ -1,4 +1,6 @@
 // Turns a TypeBox validation failure into one sentence naming the field, never echoing schema internals.
+import { Value } from "@sinclair/typebox/value";
+import type { TSchema } from "@sinclair/typebox";
 import type { ValidationError } from "elysia";
 
 type Schema = Record<string, any>;
@@ -15,7 +17,46 @@ export function validationMessage(error: ValidationError): string {
     return `Unknown field "${path.join(".")}"${parent ? ` in ${parent}` : ""}; allowed: ${Object.keys(allowedAt(error, path.slice(0, -1))).join(", ") || "none"}`;
   }
   if (first.value === undefined) return `${field} is required`;
+  const branch = unionBranch(first.schema, first.value);
+  if (branch) return branch.message ?? inBranch(branch.schema, first.value, path);
   return `${field} ${expectation(first.schema ?? {})}`;
+}
+
+/**
+ * For a union of objects (invite's exactly one of count, ids or emails; a background by its type), the branch the
+ * value means: the one whose literal members (a `type`) it has, or whose one required member it gives. Null when
+ * the schema is no such union; a message when the value means no branch.
+ */
+function unionBranch(schema: Schema | undefined, value: unknown): { schema: Schema; message?: string } | null {
+  const branches = schema?.anyOf as Schema[] | undefined;
+  if (!branches?.length || !branches.every((b) => b.type === "object" && b.properties) || value === null || typeof value !== "object") return null;
+  const given = value as Record<string, unknown>;
+  const literal = (b: Schema) => Object.entries(b.properties as Schema).filter(([, p]) => "const" in p);
+  const byLiteral = branches.find((b) => literal(b).length > 0 && literal(b).every(([k, p]) => given[k] === p.const));
+  if (byLiteral) return { schema: byLiteral };
+  if (branches.every((b) => literal(b).length > 0)) {
+    const [key] = literal(branches[0]);
+    return { schema: branches[0], message: `${key[0]} must be one of: ${branches.map((b) => (b.properties as Schema)[key[0]].const).join(", ")}` };
+  }
+  const only = branches.map((b) => (b.required as string[] | undefined) ?? []);
+  if (only.every((r) => r.length === 1)) {
+    const keys = only.map((r) => r[0]);
+    const present = keys.filter((k) => given[k] !== undefined);
+    if (present.length === 1) return { schema: branches[keys.indexOf(present[0])] };
+    return { schema: schema!, message: `Give exactly one of ${keys.join(", ")}${present.length ? ` (got ${present.join(" and ")})` : ""}` };
+  }
+  return null;
+}
+
+/** The first problem of `value` against one branch, named by its path under `base`. */
+function inBranch(schema: Schema, value: unknown, base: string[]): string {
+  const [error] = [...Value.Errors(schema as TSchema, value)];
+  if (!error) return `${base.join(".") || "body"} is invalid`;
+  const path = [...base, ...error.path.replace(/^\//, "").split("/").filter(Boolean)];
+  const field = path.join(".") || "body";
+  if (error.value === undefined) return `${field} is required`;
+  if ((error.schema as Schema).type === "object" && error.message.includes("Unexpected property")) return `Unknown field "${field}"`;
+  return `${field} ${expectation(error.schema as Schema)}`;
 }
 
 /** The properties allowed in the object at `path` of the route's schema, for "unknown field" messages. */
@@ -49,7 +90,7 @@ function expectation(schema: Schema): string {
     case "array":
       return schema.maxItems !== undefined ? `must be an array of at most ${schema.maxItems} items` : "must be an array";
     case "object":
-      return "must be an object";
+      return schema.minProperties ? `must be an object with at least ${schema.minProperties === 1 ? "one field" : `${schema.minProperties} fields`}` : "must be an object";
     default:
       return "is invalid";
   }

@@ -1,6 +1,7 @@
 // Landing-page backgrounds: a hex color or a CSS gradient, parsed and re-emitted in a canonical form,
 // so what reaches the page's CSS is built by us, never pasted from the request.
 import { badRequest } from "../http/errors";
+import { anyCase } from "../http/schema";
 
 export interface Background {
   type: "color" | "gradient";
@@ -39,7 +40,8 @@ function args(inner: string): string[] {
 }
 
 function stop(raw: string): string | null {
-  const m = raw.match(/^(.*?)(?:\s+(\d{1,3}(?:\.\d+)?)%)?$/);
+  // a color may span lines (rgb( with newlines in it): `s`
+  const m = raw.match(/^(.*?)(?:\s+(\d{1,3}(?:\.\d+)?)%)?$/s);
   if (!m) return null;
   const c = color(m[1]);
   if (!c) return null;
@@ -67,6 +69,19 @@ function gradient(raw: string): string | null {
   if (stops.length < 2 || stops.length > MAX_STOPS || stops.some((s) => s === null)) return null;
   return `${m[1]}-gradient(${[head, ...stops].filter(Boolean).join(", ")})`;
 }
+
+// The same grammar as patterns, for the document (landing/model.ts): what they match, the parser above takes.
+const N255 = String.raw`(?:[01]?\d{1,2}|2[0-4]\d|25[0-5])`;
+const ALPHA = String.raw`(?:0|1|0?\.\d+|1\.0+)`;
+const COLOR = String.raw`(?:#(?:[0-9A-Fa-f]{3}|[0-9A-Fa-f]{4}|[0-9A-Fa-f]{6}|[0-9A-Fa-f]{8})|${anyCase("rgb")}[Aa]?\(\s*${N255}\s*,\s*${N255}\s*,\s*${N255}\s*(?:,\s*${ALPHA}\s*)?\))`;
+const PERCENT = String.raw`(?:100(?:\.0+)?|0?\d{1,2}(?:\.\d+)?)`;
+const STOP = String.raw`${COLOR}(?:\s+${PERCENT}%)?`;
+const SIDE = `(?:${["top", "bottom", "left", "right"].map(anyCase).join("|")})`;
+const LINEAR_HEAD = String.raw`(?:-?\d{1,3}(?:\.\d+)?${anyCase("deg")}|${anyCase("to")} ${SIDE}(?: ${SIDE})?)`;
+const RADIAL_HEAD = String.raw`(?:${anyCase("circle")}|${anyCase("ellipse")})(?: ${anyCase("at center")})?`;
+const STOPS = String.raw`${STOP}(?:\s*,\s*${STOP}){1,${MAX_STOPS - 1}}`;
+export const COLOR_PATTERN = String.raw`^\s*${COLOR}\s*$`;
+export const GRADIENT_PATTERN = String.raw`^\s*(?:${anyCase("linear-gradient")}\(\s*(?:${LINEAR_HEAD}\s*,\s*)?${STOPS}\s*\)|${anyCase("radial-gradient")}\(\s*(?:${RADIAL_HEAD}\s*,\s*)?${STOPS}\s*\))\s*$`;
 
 export function parseBackground(input: { type: string; value: string }): Background {
   if (input.type === "color") {

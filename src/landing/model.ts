@@ -1,5 +1,7 @@
 // TypeBox models of the landing-page endpoints (spec: Landing page, Landing pages endpoints; caps in Limits).
 import { t } from "elysia";
+import { HEADLINE_PATTERN, MARKUP_FREE_PATTERN, Matching } from "../http/schema";
+import { COLOR_PATTERN, GRADIENT_PATTERN } from "./background";
 
 export const HEADLINE = { min: 3, max: 120 };
 export const DESCRIPTION_MAX = 1000;
@@ -9,28 +11,48 @@ export const DEFAULT_BUTTON = "Join the waitlist";
 
 export const PAGE_FIELDS = ["headline", "description", "button_text", "collect_name", "collect_phone", "background", "theme", "seo"] as const;
 
+/** Plain text: markup (a `<` before a letter, !, / or ?) is refused. */
+const Plain = (maxLength: number) => Matching(MARKUP_FREE_PATTERN, { maxLength, error: `must be plain text (HTML is not allowed) of at most ${maxLength} characters` });
+
 const Seo = t.Object(
   {
-    title: t.Optional(t.String({ maxLength: SEO.title })),
-    description: t.Optional(t.String({ maxLength: SEO.description })),
-    keywords: t.Optional(t.Array(t.String({ maxLength: SEO.keyword }), { maxItems: SEO.keywords })),
-    og_title: t.Optional(t.String({ maxLength: SEO.ogTitle })),
-    og_description: t.Optional(t.String({ maxLength: SEO.ogDescription })),
+    title: t.Optional(Plain(SEO.title)),
+    description: t.Optional(Plain(SEO.description)),
+    keywords: t.Optional(t.Array(Plain(SEO.keyword), { maxItems: SEO.keywords })),
+    og_title: t.Optional(Plain(SEO.ogTitle)),
+    og_description: t.Optional(Plain(SEO.ogDescription)),
   },
   { additionalProperties: false },
 );
 
-const Background = t.Object(
-  {
-    type: t.Union([t.Literal("color"), t.Literal("gradient")]),
-    value: t.String({ maxLength: 400, description: "A hex color, or a linear-/radial-gradient() of hex or rgb() colors" }),
-  },
-  { additionalProperties: false },
+const Background = t.Union(
+  [
+    t.Object(
+      {
+        type: t.Literal("color"),
+        value: Matching(COLOR_PATTERN, { maxLength: 400, error: "must be a hex color like #4f46e5 (or rgb()/rgba()) when background.type is color" }),
+      },
+      { additionalProperties: false },
+    ),
+    t.Object(
+      {
+        type: t.Literal("gradient"),
+        value: Matching(GRADIENT_PATTERN, {
+          maxLength: 400,
+          error: "must be a CSS linear-gradient() or radial-gradient() of 2 to 10 hex or rgb() colors when background.type is gradient",
+        }),
+      },
+      { additionalProperties: false },
+    ),
+  ],
+  { description: "A hex color (type color), or a linear-/radial-gradient() of hex or rgb() colors (type gradient)", "x-one-of": true },
 );
+
+const Headline = Matching(HEADLINE_PATTERN, { maxLength: HEADLINE.max, error: `must be plain text (HTML is not allowed) of ${HEADLINE.min} to ${HEADLINE.max} characters` });
 
 const fields = {
-  description: t.Optional(t.String({ maxLength: DESCRIPTION_MAX })),
-  button_text: t.Optional(t.String({ maxLength: BUTTON_MAX })),
+  description: t.Optional(Plain(DESCRIPTION_MAX)),
+  button_text: t.Optional(Plain(BUTTON_MAX)),
   collect_name: t.Optional(t.Boolean()),
   collect_phone: t.Optional(t.Boolean()),
   background: t.Optional(Background),
@@ -39,16 +61,19 @@ const fields = {
 };
 
 export const CreatePageBody = t.Object(
-  { headline: t.String({ minLength: HEADLINE.min, maxLength: HEADLINE.max }), ...fields },
+  { headline: Headline, ...fields },
   { additionalProperties: false, description: "Plain text only: HTML in any field is refused" },
 );
 export type CreatePageInput = typeof CreatePageBody.static;
 
 export const PatchPageBody = t.Object(
-  { headline: t.Optional(t.String({ minLength: HEADLINE.min, maxLength: HEADLINE.max })), ...fields },
-  { additionalProperties: false },
+  { headline: t.Optional(Headline), ...fields },
+  { additionalProperties: false, minProperties: 1, description: "At least one field; plain text only" },
 );
 export type PatchPageInput = typeof PatchPageBody.static;
+
+/** The preview's fields: PATCH's, and an empty object previews the page as it is. */
+export const PreviewPageBody = t.Object({ headline: t.Optional(Headline), ...fields }, { additionalProperties: false });
 
 const nullableString = t.Union([t.String(), t.Null()]);
 

@@ -4,7 +4,8 @@ import type { Config } from "../config";
 import type { Db } from "../db/db";
 import type { apiGuard } from "../http/api";
 import { errorResponses } from "../http/error-schemas";
-import { CreatedPageResponse, CreatePageBody, PageResponse, PatchPageBody, PublishResponse } from "./model";
+import { Text } from "../http/schema";
+import { CreatedPageResponse, CreatePageBody, PageResponse, PatchPageBody, PreviewPageBody, PublishResponse } from "./model";
 import { createPage, findPage, pageView, patchPage, publish } from "./service";
 import { createPreview, PREVIEW_TTL_MS } from "./preview";
 import { generate, PROMPT_MAX } from "../ai/service";
@@ -49,7 +50,7 @@ export function landingRoutes(deps: { db: Db; config: Config; api: ReturnType<ty
     .post("/preview", async ({ auth, body }) => ({ success: true, data: await createPreview(db, auth.waitlist!, body, config.baseUrl) }), {
       api: { key: "any", bucket: "landing_preview", landing: true },
       params,
-      body: PatchPageBody,
+      body: PreviewPageBody,
       response: {
         200: t.Object({ success: t.Boolean(), data: t.Object({ preview_url: t.String(), expires_at: t.Number() }) }),
         ...errorResponses(400, 401, 403, 409, 429, 503),
@@ -68,7 +69,7 @@ export function landingRoutes(deps: { db: Db; config: Config; api: ReturnType<ty
         params,
         body: t.Object(
           {
-            prompt: t.String({ maxLength: PROMPT_MAX, description: "What the page should be (required, max 2000 characters)" }),
+            prompt: Text({ maxLength: PROMPT_MAX, description: "What the page should be (required, max 2000 characters)" }),
             is_edit: t.Optional(t.Boolean({ description: "true continues the conversation of the existing AI page" })),
           },
           { additionalProperties: false },

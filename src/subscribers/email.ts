@@ -1,12 +1,12 @@
 // Email normalization and the offline deliverability checks of DESIGN §4: syntax, disposable list, role addresses.
 import { disposableDomains } from "./disposable-list" with { type: "macro" };
+import { EMAIL_PATTERN } from "../http/schema";
 import { bucketOf, BUCKETS } from "./disposable-hash";
 
 export const EMAIL_MAX = 254;
 
-// The WHATWG (HTML input type=email) grammar, plus a dotted domain with an alphabetic TLD.
-const LOCAL = /^[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]{1,64}$/;
-const LABEL = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
+/** The document's own rule (http/schema.ts), so that the API's schema and every other form of sign-up agree. */
+const EMAIL = new RegExp(EMAIL_PATTERN, "u");
 
 const ROLE_LOCAL_PARTS = new Set([
   "abuse", "admin", "administrator", "billing", "contact", "help", "hostmaster", "info", "marketing", "no-reply",
@@ -15,15 +15,9 @@ const ROLE_LOCAL_PARTS = new Set([
 
 export const normalizeEmail = (raw: string): string => raw.trim().toLowerCase();
 
+/** A normalized (trimmed, lowercased) address that the grammar takes. */
 export function isValidEmailSyntax(email: string): boolean {
-  if (email.length > EMAIL_MAX) return false;
-  const at = email.lastIndexOf("@");
-  if (at <= 0) return false;
-  const local = email.slice(0, at);
-  const labels = email.slice(at + 1).split(".");
-  if (!LOCAL.test(local) || local.startsWith(".") || local.endsWith(".") || local.includes("..")) return false;
-  if (labels.length < 2 || !labels.every((l) => LABEL.test(l))) return false;
-  return /^(?:[a-z]{2,63}|xn--[a-z0-9-]{2,59})$/.test(labels[labels.length - 1]);
+  return email.length <= EMAIL_MAX && EMAIL.test(email);
 }
 
 /** mailchecker's list, laid out in buckets when the code is built (disposable-list.ts). */

@@ -1,5 +1,6 @@
 // TypeBox models of the subscriber endpoints (spec: Subscriber, Subscribers endpoints; DESIGN §5 caps).
 import { t } from "elysia";
+import { EMAIL_PATTERN, Int, Matching, QueryInt } from "../http/schema";
 import { EMAIL_MAX } from "./email";
 
 export const NAME_MAX = 200;
@@ -10,11 +11,12 @@ export const POINTS_LIMIT = 1_000_000_000;
 
 export const SignUpBody = t.Object(
   {
-    email: t.String({ maxLength: EMAIL_MAX, description: "Trimmed and lowercased; one subscriber per email per waitlist" }),
+    email: Matching(EMAIL_PATTERN, { maxLength: EMAIL_MAX, error: "must be a valid email address", description: "Trimmed and lowercased; one subscriber per email per waitlist" }),
     name: t.Optional(t.Union([t.String({ maxLength: NAME_MAX }), t.Null()])),
     phone: t.Optional(t.Union([t.String({ maxLength: PHONE_MAX }), t.Null()])),
     metadata: t.Optional(
       t.Record(t.String(), t.Any(), {
+        maxProperties: METADATA_MAX_KEYS,
         description:
           "Custom fields (max 50 keys, 16 KB). Reserved: referred_by (referrer's code), referring_domain, client_ip (end user's IPv4 or IPv6 address), fingerprint",
       }),
@@ -76,8 +78,8 @@ export const Subscriber = t.Object({
 export const SubscriberResponse = t.Object({ success: t.Boolean(), data: t.Object({ subscriber: Subscriber }) });
 
 export const ListQuery = t.Object({
-  page: t.Optional(t.String({ description: "Integer >= 1; default 1" })),
-  limit: t.Optional(t.String({ description: "Integer 1 to 100; default 20" })),
+  page: t.Optional(QueryInt({ minimum: 1, maximum: 999_999_999, description: "Default 1" })),
+  limit: t.Optional(QueryInt({ minimum: 1, maximum: 100, description: "Default 20" })),
   sort_by: t.Optional(t.Union([t.Literal("position"), t.Literal("points"), t.Literal("date"), t.Literal("referral_count"), t.Literal("email")])),
   sort_dir: t.Optional(t.Union([t.Literal("asc"), t.Literal("desc")])),
   tag: t.Optional(t.String({ description: "Tag name (case-insensitive) or id" })),
@@ -95,8 +97,8 @@ export const UpdateBody = t.Object(
   {
     name: t.Optional(t.Union([t.String({ maxLength: NAME_MAX }), t.Null()])),
     phone: t.Optional(t.Union([t.String({ maxLength: PHONE_MAX }), t.Null()])),
-    points: t.Optional(t.Integer({ minimum: -POINTS_LIMIT, maximum: POINTS_LIMIT })),
-    metadata: t.Optional(t.Record(t.String(), t.Any(), { description: "Merged into the existing metadata; a null value removes the key" })),
+    points: t.Optional(Int({ minimum: -POINTS_LIMIT, maximum: POINTS_LIMIT })),
+    metadata: t.Optional(t.Record(t.String(), t.Any(), { maxProperties: METADATA_MAX_KEYS, description: "Merged into the existing metadata; a null value removes the key" })),
   },
   { additionalProperties: false },
 );

@@ -28,8 +28,8 @@ export const SORTS = ["position", "points", "date", "referral_count", "email"] a
 export type Sort = (typeof SORTS)[number];
 
 export interface ListParams {
-  page?: string;
-  limit?: string;
+  page?: number;
+  limit?: number;
   sort_by?: Sort;
   sort_dir?: "asc" | "desc";
   tag?: string;
@@ -39,13 +39,6 @@ export interface ListParams {
 }
 
 /** DESIGN §4: list parameters are strict; nothing is clamped or defaulted silently. */
-function wholeNumber(raw: string | undefined, name: string, fallback: number, min: number, max: number): number {
-  if (raw === undefined) return fallback;
-  const n = /^\d{1,9}$/.test(raw) ? Number(raw) : NaN;
-  if (!(n >= min && n <= max)) throw badRequest(max === 1e9 ? `${name} must be an integer of at least ${min}` : `${name} must be an integer from ${min} to ${max}`);
-  return n;
-}
-
 /** Order clauses on alias `s`; pending subscribers (no position) always come after the ranked ones. */
 function orderOf(sort: Sort, dir: "asc" | "desc"): SQL {
   const d = sql.raw(dir.toUpperCase());
@@ -78,8 +71,9 @@ async function tagFilter(db: Db, waitlistId: string, tag: string): Promise<SQL> 
 const likePattern = (q: string) => `%${q.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 
 export async function listSubscribers(db: Db, waitlist: Waitlist, params: ListParams, baseUrl: string) {
-  const page = wholeNumber(params.page, "page", 1, 1, 1e9);
-  const limit = wholeNumber(params.limit, "limit", 20, 1, 100);
+  // integers within their bounds by the route's schema (ListQuery)
+  const page = params.page ?? 1;
+  const limit = params.limit ?? 20;
   const sort = params.sort_by ?? "date";
   const dir = params.sort_dir ?? "desc";
   const offset = (page - 1) * limit;

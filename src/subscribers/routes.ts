@@ -1,5 +1,6 @@
 // Subscriber endpoints (spec: Subscribers): sign-up, list, get, update, delete, and the CSV export extension.
 import { Elysia, t } from "elysia";
+import { Int } from "../http/schema";
 import type { Config } from "../config";
 import type { Db } from "../db/db";
 import type { apiGuard } from "../http/api";
@@ -103,13 +104,16 @@ export function subscriberRoutes(deps: { db: Db; config: Config; api: ReturnType
     .post("/subscribers/invite", async ({ auth, body }) => ({ success: true, data: await invite(db, auth.waitlist!, body, config.baseUrl, dispatch) }), {
       api: subscribers,
       params: WaitlistParams,
-      body: t.Object(
-        {
-          count: t.Optional(t.Integer({ minimum: 1, maximum: INVITE_MAX, description: "Invite the next N waiting, by position" })),
-          ids: t.Optional(t.Array(t.String({ maxLength: 64 }), { minItems: 1, maxItems: INVITE_MAX })),
-          emails: t.Optional(t.Array(t.String({ maxLength: 254 }), { minItems: 1, maxItems: INVITE_MAX })),
-        },
-        { additionalProperties: false, description: "Exactly one of count, ids or emails" },
+      body: t.Union(
+        [
+          t.Object({ count: Int({ minimum: 1, maximum: INVITE_MAX, description: "Invite the next N waiting, by position" }) }, { additionalProperties: false }),
+          t.Object({ ids: t.Array(t.String({ maxLength: 64 }), { minItems: 1, maxItems: INVITE_MAX, description: "These subscribers, by id" }) }, { additionalProperties: false }),
+          t.Object(
+            { emails: t.Array(t.String({ maxLength: 254 }), { minItems: 1, maxItems: INVITE_MAX, description: "These subscribers, by email" }) },
+            { additionalProperties: false },
+          ),
+        ],
+        { description: "Exactly one of count, ids or emails", "x-one-of": true },
       ),
       response: {
         200: t.Object({

@@ -1,5 +1,6 @@
 // Tag endpoints (DESIGN §4 extension): list/create/delete tags, tag and untag subscribers.
 import { Elysia, t } from "elysia";
+import { Text } from "../http/schema";
 import type { Config } from "../config";
 import type { Db } from "../db/db";
 import { TAG_COLORS } from "../db/schema";
@@ -34,7 +35,7 @@ export function tagRoutes(deps: { db: Db; config: Config; api: ReturnType<typeof
       {
         api: policy,
         params: t.Object({ waitlistKey: t.String() }),
-        body: t.Object({ name: t.String({ maxLength: TAG_NAME_MAX }), color: t.Optional(Color) }, { additionalProperties: false }),
+        body: t.Object({ name: Text({ maxLength: TAG_NAME_MAX }), color: t.Optional(Color) }, { additionalProperties: false }),
         response: { 201: t.Object({ success: t.Boolean(), data: t.Object({ tag: Tag }) }), ...errorResponses(400, 401, 403, 409, 429) },
         detail: { tags: ["Tags"], summary: "Create a tag", description: `Colors: ${TAG_COLORS.join(", ")} (default gray). Names are unique per waitlist, case-insensitively.` },
       },
@@ -54,7 +55,7 @@ export function tagRoutes(deps: { db: Db; config: Config; api: ReturnType<typeof
       {
         api: policy,
         params: t.Object({ waitlistKey: t.String(), idOrEmail: t.String() }),
-        body: t.Object({ tags: t.Array(t.String({ maxLength: TAG_NAME_MAX }), { minItems: 1, maxItems: 20, description: "Tag ids or names; unknown names become new tags" }) }, { additionalProperties: false }),
+        body: t.Object({ tags: t.Array(Text({ maxLength: TAG_NAME_MAX }), { minItems: 1, maxItems: 20, description: "Tag ids or names; unknown names become new tags" }) }, { additionalProperties: false }),
         response: { 200: SubscriberResponse, ...errorResponses(400, 401, 403, 404, 409, 429) },
         detail: { tags: ["Tags"], summary: "Tag a subscriber" },
       },

@@ -1,6 +1,7 @@
 // TypeBox models of the waitlist and settings endpoints (spec: Waitlists; DESIGN §4 settings extension).
 import { t } from "elysia";
 import { CreatePageBody } from "../landing/model";
+import { HOST_OR_BLANK_PATTERN, HOST_OR_WILDCARD_PATTERN, HTTP_URL_PATTERN, Int, Matching, OrNull, PLAIN_TEXT_PATTERN, SLUG_PATTERN, Text } from "../http/schema";
 
 export const NAME_MAX = 100;
 export const CATEGORY_MAX = 100;
@@ -12,7 +13,7 @@ export const DOMAINS_MAX = 50;
 export const POINTS_MAX = 1_000_000;
 export const OFFSET_MAX = 1_000_000_000;
 
-const points = t.Integer({ minimum: 0, maximum: POINTS_MAX });
+const points = Int({ minimum: 0, maximum: POINTS_MAX });
 
 export const ReferralRewards = t.Object(
   { enabled: t.Optional(t.Boolean()), signup_points: t.Optional(points), referral_points: t.Optional(points) },
@@ -21,15 +22,27 @@ export const ReferralRewards = t.Object(
 
 export const CreateWaitlistBody = t.Object(
   {
-    name: t.String({ maxLength: NAME_MAX, description: "Required; trimmed; globally unique (case-insensitive)" }),
-    slug: t.Optional(t.String({ maxLength: NAME_MAX, description: "Lowercase letters, digits and single dashes; derived from the name when omitted" })),
+    name: Text({ maxLength: NAME_MAX, description: "Required; trimmed; globally unique (case-insensitive)" }),
+    slug: t.Optional(
+      Matching(SLUG_PATTERN, {
+        maxLength: NAME_MAX,
+        error: "must be lowercase letters and digits separated by single dashes (e.g. my-launch)",
+        description: "Lowercase letters, digits and single dashes; derived from the name when omitted",
+      }),
+    ),
     category: t.Optional(t.String({ maxLength: CATEGORY_MAX })),
     description: t.Optional(t.String({ maxLength: DESCRIPTION_MAX })),
     referral_rewards: t.Optional(ReferralRewards),
     validate_emails: t.Optional(t.Boolean()),
     landing_page: t.Optional(CreatePageBody),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    // without a slug, the name must give one: a letter or digit (the handler says so too)
+    if: { not: { properties: { slug: { type: "string" } }, required: ["slug"] } },
+    then: { properties: { name: { pattern: "[A-Za-z0-9]" } } },
+    description: "Without a slug, the name must contain a letter or digit (A-Z, a-z, 0-9) to derive one",
+  },
 );
 export type CreateWaitlistInput = typeof CreateWaitlistBody.static;
 
@@ -59,18 +72,27 @@ export const ListWaitlistsResponse = t.Object({
 });
 
 const EmailTemplatePatch = {
-  subject: t.Optional(t.String({ minLength: 1, maxLength: SUBJECT_MAX })),
-  body: t.Optional(t.String({ minLength: 1, maxLength: EMAIL_BODY_MAX })),
+  subject: t.Optional(Text({ maxLength: SUBJECT_MAX })),
+  body: t.Optional(Text({ maxLength: EMAIL_BODY_MAX })),
 };
+
+const Url = (description?: string) => Matching(HTTP_URL_PATTERN, { maxLength: URL_MAX, error: "must be an absolute http(s) URL with a host name", ...(description ? { description } : {}) });
 
 /** Issue 11: rewards for referrers at referral thresholds (at most 10, distinct thresholds). */
 export const MILESTONES_MAX = 10;
 export const REWARD_MAX = 200;
 const Milestone = t.Object(
   {
-    referrals: t.Integer({ minimum: 1, maximum: 1_000_000, description: "Credited referrals that reach it" }),
-    reward: t.String({ minLength: 1, maxLength: REWARD_MAX, description: "What the referrer gets, shown in the email ({{reward}}) and on the status page" }),
-    tag: t.Optional(t.String({ minLength: 1, maxLength: 40, description: "A tag given to the referrer when reached (created if missing)" })),
+    referrals: Int({ minimum: 1, maximum: 1_000_000, description: "Credited referrals that reach it; distinct in the list" }),
+    reward: Matching(PLAIN_TEXT_PATTERN, {
+      minLength: 1,
+      maxLength: REWARD_MAX,
+      error: `must be plain text (no < or >), not blank, at most ${REWARD_MAX} characters`,
+      description: "What the referrer gets, shown in the email ({{reward}}) and on the status page",
+    }),
+    tag: t.Optional(
+      Matching(PLAIN_TEXT_PATTERN, { minLength: 1, maxLength: 40, error: "must be plain text (no < or >), not blank, at most 40 characters", description: "A tag given to the referrer when reached (created if missing)" }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -82,34 +104,45 @@ const Captcha = t.Union([t.Literal("off"), t.Literal("altcha")], {
 
 export const SettingsPatchBody = t.Object(
   {
-    name: t.Optional(t.String({ maxLength: NAME_MAX })),
+    name: t.Optional(Text({ maxLength: NAME_MAX })),
     category: t.Optional(t.Union([t.String({ maxLength: CATEGORY_MAX }), t.Null()])),
     description: t.Optional(t.Union([t.String({ maxLength: DESCRIPTION_MAX }), t.Null()])),
     double_opt_in: t.Optional(t.Boolean()),
-    position_offset: t.Optional(t.Integer({ minimum: 0, maximum: OFFSET_MAX })),
-    allowed_domains: t.Optional(t.Array(t.String({ maxLength: 253 }), { maxItems: DOMAINS_MAX })),
+    position_offset: t.Optional(Int({ minimum: 0, maximum: OFFSET_MAX })),
+    allowed_domains: t.Optional(
+      t.Array(Matching(HOST_OR_WILDCARD_PATTERN, { maxLength: 253, error: "must be a host name, *. and one (every subdomain), or an http(s) URL of the site" }), {
+        maxItems: DOMAINS_MAX,
+        description: "Sites whose forms may post to form_action_url: host names, *.example.com for every subdomain, or a URL (its host is kept)",
+      }),
+    ),
     referral_rewards: t.Optional(ReferralRewards),
     validate_emails: t.Optional(t.Boolean()),
     welcome_email: t.Optional(t.Object({ enabled: t.Optional(t.Boolean()), ...EmailTemplatePatch }, { additionalProperties: false })),
     confirmation_email: t.Optional(t.Object(EmailTemplatePatch, { additionalProperties: false })),
     webhook: t.Optional(
-      t.Object({ url: t.Optional(t.Union([t.String({ maxLength: URL_MAX }), t.Null()])), enabled: t.Optional(t.Boolean()) }, { additionalProperties: false }),
+      t.Object(
+        {
+          url: t.Optional(OrNull(Url(), "Where events are POSTed; with WEBHOOK_BLOCK_PRIVATE=true a loopback or private address is refused (400)")),
+          enabled: t.Optional(t.Boolean({ description: "true needs a url" })),
+        },
+        { additionalProperties: false },
+      ),
     ),
-    custom_domain: t.Optional(t.Union([t.String({ maxLength: 253 }), t.Null()])),
+    custom_domain: t.Optional(
+      OrNull(Matching(HOST_OR_BLANK_PATTERN, { maxLength: 253, error: "must be a host name or an http(s) URL of it" }), "The host the landing page is served on (a URL: its host); blank or null removes it"),
+    ),
     signup_url: t.Optional(
-      t.Union([t.String({ maxLength: URL_MAX }), t.Null()], {
-        description: "Where the team's own sign-up form lives (absolute http(s) URL); referral links become signup_url?ref=CODE. null: the custom domain, else the hosted page",
-      }),
+      OrNull(Url(), "Where the team's own sign-up form lives (absolute http(s) URL); referral links become signup_url?ref=CODE. null: the custom domain, else the hosted page"),
     ),
     milestones: t.Optional(t.Array(Milestone, { maxItems: MILESTONES_MAX, description: "Replaces the list; [] removes every milestone (rewards already reached stay)" })),
     milestone_email: t.Optional(t.Object(EmailTemplatePatch, { additionalProperties: false })),
     invitation_email: t.Optional(t.Object(EmailTemplatePatch, { additionalProperties: false, description: "{{invite_link}} is the subscriber's single-use link" })),
-    invite_expiry_days: t.Optional(t.Integer({ minimum: 1, maximum: 365, description: "How long an invite link works (default 14)" })),
-    invite_redirect_url: t.Optional(t.Union([t.String({ maxLength: URL_MAX }), t.Null()], { description: "Where an accepted invite goes, with ?token=; null shows a welcome page" })),
+    invite_expiry_days: t.Optional(Int({ minimum: 1, maximum: 365, description: "How long an invite link works (default 14)" })),
+    invite_redirect_url: t.Optional(OrNull(Url(), "Where an accepted invite goes, with ?token=; null shows a welcome page")),
     leaderboard: t.Optional(t.Boolean({ description: "Show the top 10 referrers (names or masked emails) on every subscriber's status page" })),
     captcha: t.Optional(Captcha),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, minProperties: 1, description: "At least one setting" },
 );
 export type SettingsPatch = typeof SettingsPatchBody.static;
 

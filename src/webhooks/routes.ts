@@ -5,7 +5,7 @@ import { now, token } from "../clock";
 import type { Config } from "../config";
 import type { Db } from "../db/db";
 import type { apiGuard } from "../http/api";
-import { badRequest } from "../http/errors";
+import { conflict } from "../http/errors";
 import { errorResponses } from "../http/error-schemas";
 import { envelope } from "../outbox/render";
 import { deliver } from "./send";
@@ -19,7 +19,8 @@ export function webhookRoutes(deps: { db: Db; config: Config; api: ReturnType<ty
       "/test",
       async ({ auth }) => {
         const w = auth.waitlist!;
-        if (!w.webhookUrl) throw badRequest("webhook.url is not set: PATCH the settings with a webhook URL first");
+        // the waitlist's state, not the request's fault (issue 44: a request valid by the document is no 400)
+        if (!w.webhookUrl) throw conflict("webhook.url is not set: PATCH the settings with a webhook URL first");
         const id = `evt_test_${token(20)}`;
         const at = now();
         const body = JSON.stringify(envelope(id, "webhook.test", at, w, { message: "This is a test event from Waitlist." }));
@@ -34,12 +35,12 @@ export function webhookRoutes(deps: { db: Db; config: Config; api: ReturnType<ty
             success: t.Boolean(),
             data: t.Object({ event_id: t.String(), delivered: t.Boolean(), status: t.Union([t.Number(), t.Null()]), error: t.Union([t.String(), t.Null()]), duration_ms: t.Number() }),
           }),
-          ...errorResponses(400, 401, 403, 429),
+          ...errorResponses(401, 403, 409, 429),
         },
         detail: {
           tags: ["Settings"],
           summary: "Send a test webhook",
-          description: "Posts a signed webhook.test event to the configured URL now (even while the webhook is disabled) and reports what the receiver answered.",
+          description: "Posts a signed webhook.test event to the configured URL now (even while the webhook is disabled) and reports what the receiver answered. 409 while no URL is set.",
         },
       },
     )
