@@ -1,6 +1,7 @@
 // spec: Subscriber, States and transitions (Subscriber), Subscribers endpoints, Errors, Limits; DESIGN §4 (subscribers and
 // positions, fraud rules, Tags and Export extensions) and §5; decisions "Keys, plans and limits". Over real HTTP.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { sql } from "drizzle-orm";
 import { startServer, until, type Response, type TestServer } from "./support/server";
 import { inOneWindow } from "./support/windows";
 
@@ -484,6 +485,19 @@ describe("referral fraud rules (API sign-ups with client_ip or fingerprint)", ()
     expect(fourth.body.is_new_sign_up).toBe(true);
     const after = await wl.one("ref@example.com");
     expect([after.referral_count, after.points]).toEqual([3, 140]);
+  });
+
+  test("with double opt-in, the IP rule judges a referee by the sign-ups before its own: later ones from the same IP do not take its credit away", async () => {
+    const wl = await waitlist({ body: { referral_rewards: REFERRALS } });
+    const ref = await joined(wl, { email: "ref@example.com", metadata: { client_ip: "81.2.69.160" } });
+    await wl.settings({ double_opt_in: true });
+    // the referee is the first from its IP; three more sign up from it before it confirms
+    expect((await wl.signUp({ email: "first@example.com", metadata: { referred_by: ref.referral_code, client_ip: "203.0.113.50" } })).status).toBe(200);
+    for (let i = 2; i <= 4; i++) expect((await wl.signUp({ email: `later${i}@example.com`, metadata: { client_ip: "203.0.113.50" } })).status).toBe(200);
+    const [{ confirm_token }] = await s.query<{ confirm_token: string }>(sql`SELECT confirm_token FROM subscribers WHERE email = 'first@example.com'`);
+    expect((await fetch(`${s.url}/confirm/${confirm_token}`, { method: "POST", redirect: "manual" })).status).toBe(303);
+    const after = await wl.one("ref@example.com");
+    expect([after.referral_count, after.points]).toEqual([1, 80]);
   });
 
   test("without client_ip or fingerprint no fraud check applies: two referred API sign-ups from the same machine are both credited", async () => {

@@ -17,6 +17,7 @@ interface Pending {
   referrer_id: string | null;
   ip_address: string | null;
   fingerprint: string | null;
+  joined_at: number;
   /** Read by truthiness: 0/1 on SQLite, a boolean on PostgreSQL. */
   fraud_checks: number | boolean;
 }
@@ -35,7 +36,7 @@ export async function findByConfirmToken(db: Db, confirmToken: string): Promise<
 
 /** The thank-you token to redirect to, or null for an unknown link. A second click only redirects. */
 export async function confirmSubscriber(db: Db, confirmToken: string, dispatch: Dispatch): Promise<{ signUpToken: string } | null> {
-  const [sub] = await db.rows<Pending>(sql`SELECT id, waitlist_id, status, sign_up_token, referrer_id, ip_address, fingerprint, fraud_checks
+  const [sub] = await db.rows<Pending>(sql`SELECT id, waitlist_id, status, sign_up_token, referrer_id, ip_address, fingerprint, joined_at, fraud_checks
     FROM subscribers WHERE confirm_token = ${confirmToken}`);
   if (!sub) return null;
   if (sub.status !== "pending") return { signUpToken: sub.sign_up_token };
@@ -63,7 +64,8 @@ export async function confirmSubscriber(db: Db, confirmToken: string, dispatch: 
 
 /** The fraud rules of DESIGN §4, judged at confirmation, when the referral would be credited. */
 async function referralDecision(db: Db, sub: Pending, at: number): Promise<{ referrerId: string; reason: FraudReason | null } | null> {
-  const referee = { ip: sub.ip_address, fingerprint: sub.fingerprint, excludeId: sub.id };
+  // the IP rule counts the sign-ups before the referee's own, in the 24 h before it, as it would have at sign-up
+  const referee = { ip: sub.ip_address, fingerprint: sub.fingerprint, excludeId: sub.id, joinedAt: Number(sub.joined_at) };
   const [r] = await db.rows<ReferrerSignals>(referrerSignals(sql`r.id = ${sub.referrer_id}`, sub.waitlist_id, referee, at));
   if (!r) return null; // the referrer is gone or not confirmed
   return { referrerId: r.id, reason: sub.fraud_checks ? judge(referee, r) : null };

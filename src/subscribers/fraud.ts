@@ -42,11 +42,19 @@ export interface ReferrerSignals {
  * One statement for sign-up and confirmation alike. Each counter stops at the threshold its rule
  * needs, so none grows with the list; `excludeId` leaves the referee itself out of the counts.
  */
-export function referrerSignals(which: SQL, waitlistId: string, referee: { ip: string | null; fingerprint: string | null; excludeId?: string }, at: number): SQL {
+export function referrerSignals(
+  which: SQL,
+  waitlistId: string,
+  referee: { ip: string | null; fingerprint: string | null; excludeId?: string; joinedAt?: number },
+  at: number,
+): SQL {
   const self = referee.excludeId ?? "";
+  // "more than 3 sign-ups from one IP in 24 h: the 4th onwards" (DESIGN §4): those before the referee's sign-up, in
+  // the 24 h before it; a referee confirmed later is judged by its sign-up, not by who signed up since
+  const signedUp = referee.joinedAt ?? at;
   return sql`SELECT r.id, r.ip_address, r.fingerprint,
     (SELECT count(*) FROM (SELECT 1 FROM subscribers WHERE waitlist_id = ${waitlistId} AND ip_address = ${referee.ip ?? ""} AND id != ${self}
-      AND joined_at > ${at - FRAUD_WINDOWS.ipMs} LIMIT ${FRAUD_LIMITS.signupsPerIp}) AS x) AS ip_count,
+      AND joined_at > ${signedUp - FRAUD_WINDOWS.ipMs} AND joined_at <= ${signedUp} LIMIT ${FRAUD_LIMITS.signupsPerIp}) AS x) AS ip_count,
     (SELECT count(*) FROM (SELECT 1 FROM subscribers WHERE waitlist_id = ${waitlistId} AND fingerprint = ${referee.fingerprint ?? ""} AND id != ${self} LIMIT 1) AS x) AS fp_count,
     (SELECT count(*) FROM (SELECT 1 FROM referrals WHERE referrer_id = r.id AND credited = TRUE AND created_at > ${at - FRAUD_WINDOWS.velocityMs}
       LIMIT ${FRAUD_LIMITS.creditsPerWindow}) AS x) AS velocity
