@@ -102,6 +102,62 @@ describe("the document", () => {
   });
 });
 
+describe("links (issue 44)", () => {
+  /** A runtime expression of a link, against the request made and the answer got. */
+  function evaluate(expression: string, request: { path: Record<string, string>; body: any }, response: any): string {
+    const [source, pointer] = expression.split("#");
+    const from = source === "$response.body" ? response : source === "$request.body" ? request.body : undefined;
+    if (source.startsWith("$request.path.")) return request.path[source.slice("$request.path.".length)];
+    if (from === undefined) throw new Error(`unsupported expression ${expression}`);
+    return pointer.split("/").slice(1).reduce((node: any, part) => node?.[part], from);
+  }
+
+  test("each create links to what acts on what it made; each link names an operation and its path parameters, and following it works", async () => {
+    const byId = new Map(checker.operations.map((o) => [o.op.operationId, o]));
+    const sources = checker.operations.filter((o) => Object.values(o.op.responses as Record<string, any>).some((r) => r.links));
+    const W = "/api/v1/waitlist/{waitlistKey}";
+    expect(sources.map((o) => o.id).sort()).toEqual(
+      ["POST /api/v1/account/keys", "POST /api/v1/waitlists", `POST ${W}/sign-up`, `POST ${W}/tags`, `POST ${W}/landing-page`, `POST ${W}/subscribers/invite`].sort(),
+    );
+
+    const { key } = await s.account("business");
+    const w = (await call("POST", "/api/v1/waitlists", { key, body: { name: `Links ${uniq()}` } })).body.data.waitlist;
+    await call("POST", `/api/v1/waitlist/${w.key}/sign-up`, { key, body: { email: `waiting-${uniq()}@example.com` } });
+    // each source with a request that makes something, and the bodies the targets need
+    const made: [string, Record<string, string>, unknown][] = [
+      ["POST /api/v1/account/keys", {}, { name: "linked" }],
+      ["POST /api/v1/waitlists", {}, { name: `Linked ${uniq()}` }],
+      [`POST ${W}/sign-up`, { waitlistKey: w.key }, { email: `linked-${uniq()}@example.com` }],
+      [`POST ${W}/tags`, { waitlistKey: w.key }, { name: `linked-${uniq()}` }],
+      [`POST ${W}/landing-page`, { waitlistKey: w.key }, { headline: "Linked page" }],
+      [`POST ${W}/subscribers/invite`, { waitlistKey: w.key }, { count: 1 }],
+    ];
+    const bodies: Record<string, unknown> = {
+      [`PUT ${W}/subscribers/{idOrEmail}`]: { points: 5 },
+      [`PATCH ${W}/settings`]: { leaderboard: true },
+      [`PATCH ${W}/landing-page`]: { headline: "Linked again" },
+      [`POST ${W}/sign-up`]: { email: `follower-${uniq()}@example.com` },
+    };
+    const fill = (path: string, params: Record<string, string>) => path.replace(/\{(\w+)\}/g, (_, name: string) => encodeURIComponent(params[name]));
+    for (const [id, pathParams, body] of made) {
+      const source = checker.operations.find((o) => o.id === id)!;
+      const answer = await call(source.method, fill(source.path, pathParams), { key, body });
+      expect([id, answer.status < 300]).toEqual([id, true]);
+      const links = (source.op.responses[String(answer.status)]?.links ?? {}) as Record<string, { operationId: string; parameters: Record<string, string> }>;
+      expect([id, Object.keys(links).length > 0]).toEqual([id, true]);
+      for (const [name, link] of Object.entries(links)) {
+        const target = byId.get(link.operationId);
+        expect([name, target?.id ?? "no such operation"]).toEqual([name, expect.any(String)]);
+        const needed = [...target!.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]);
+        expect([name, Object.keys(link.parameters).sort()]).toEqual([name, needed.sort()]);
+        const params = Object.fromEntries(Object.entries(link.parameters).map(([p, expression]) => [p, evaluate(expression, { path: pathParams, body }, answer.body)]));
+        const followed = await call(target!.method, fill(target!.path, params), { key, body: bodies[target!.id] });
+        expect([`${id} -> ${name}`, followed.status < 300, problems]).toEqual([`${id} -> ${name}`, true, []]);
+      }
+    }
+  });
+});
+
 describe("the checker", () => {
   // it must fail where the document is not met, or the run below proves nothing
   const limits = { "x-ratelimit-limit": "60", "x-ratelimit-remaining": "59", "x-ratelimit-reset": "1700000000" };

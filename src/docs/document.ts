@@ -58,6 +58,7 @@ export function buildDocument(app: AppLike, info: { baseUrl: string; title: stri
   }
   statedAsRules(paths);
   statedAsRules(generated.components?.schemas ?? {});
+  addLinks(paths);
 
   return {
     openapi: "3.1.0",
@@ -75,6 +76,84 @@ export function buildDocument(app: AppLike, info: { baseUrl: string; title: stri
       securitySchemes: { ApiKey: { type: "apiKey", in: "header", name: "X-Api-Key" } },
     },
   };
+}
+
+const WAITLIST = "/api/v1/waitlist/{waitlistKey}";
+const SAME_WAITLIST = { waitlistKey: "$request.path.waitlistKey" };
+
+/**
+ * OpenAPI links from each create to what acts on what it made (issue 44), so that stateful tools and generated
+ * clients can chain them: target "METHOD path", and each of its path parameters as a runtime expression.
+ */
+const LINKS: Record<string, { status: string; links: Record<string, { target: string; parameters: Record<string, string>; description: string }> }> = {
+  "post /api/v1/account/keys": {
+    status: "201",
+    links: { RevokeKey: { target: "delete /api/v1/account/keys/{id}", parameters: { id: "$response.body#/data/api_key/id" }, description: "Revoke the key just made" } },
+  },
+  "post /api/v1/waitlists": {
+    status: "201",
+    links: Object.fromEntries(
+      [
+        ["GetSettings", `get ${WAITLIST}/settings`, "The new waitlist's settings"],
+        ["UpdateSettings", `patch ${WAITLIST}/settings`, "Change the new waitlist's settings"],
+        ["SignUp", `post ${WAITLIST}/sign-up`, "Sign someone up to it"],
+      ].map(([name, target, description]) => [name, { target, parameters: { waitlistKey: "$response.body#/data/waitlist/key" }, description }]),
+    ),
+  },
+  [`post ${WAITLIST}/sign-up`]: {
+    status: "200",
+    links: Object.fromEntries(
+      [
+        ["GetSubscriber", "get", "The subscriber who signed up"],
+        ["UpdateSubscriber", "put", "Change their name, phone, points or metadata"],
+        ["DeleteSubscriber", "delete", "Remove them"],
+      ].map(([name, method, description]) => [name, { target: `${method} ${WAITLIST}/subscribers/{idOrEmail}`, parameters: { ...SAME_WAITLIST, idOrEmail: "$request.body#/email" }, description }]),
+    ),
+  },
+  [`post ${WAITLIST}/tags`]: {
+    status: "201",
+    links: { DeleteTag: { target: `delete ${WAITLIST}/tags/{tagId}`, parameters: { ...SAME_WAITLIST, tagId: "$response.body#/data/tag/id" }, description: "Delete the tag just made" } },
+  },
+  [`post ${WAITLIST}/landing-page`]: {
+    status: "201",
+    links: Object.fromEntries(
+      [
+        ["GetPage", "get", "The page just made"],
+        ["UpdatePage", "patch", "Change it"],
+      ].map(([name, method, description]) => [name, { target: `${method} ${WAITLIST}/landing-page`, parameters: SAME_WAITLIST, description }]),
+    ),
+  },
+  [`post ${WAITLIST}/subscribers/invite`]: {
+    status: "200",
+    links: {
+      GetInvited: {
+        target: `get ${WAITLIST}/subscribers/{idOrEmail}`,
+        parameters: { ...SAME_WAITLIST, idOrEmail: "$response.body#/data/invited/0/id" },
+        description: "The first subscriber invited",
+      },
+      RejectInvited: {
+        target: `post ${WAITLIST}/subscribers/{idOrEmail}/reject`,
+        parameters: { ...SAME_WAITLIST, idOrEmail: "$response.body#/data/invited/0/id" },
+        description: "Withdraw the first invitation",
+      },
+    },
+  },
+};
+
+function addLinks(paths: Json): void {
+  for (const [source, { status, links }] of Object.entries(LINKS)) {
+    const [method, path] = source.split(" ");
+    const response = paths[path]?.[method]?.responses?.[status];
+    if (!response) throw new Error(`OpenAPI links: no ${status} answer of ${source}`);
+    response.links = Object.fromEntries(
+      Object.entries(links).map(([name, link]) => {
+        const [targetMethod, targetPath] = link.target.split(" ");
+        const operationId = paths[targetPath]?.[targetMethod]?.operationId;
+        if (!operationId) throw new Error(`OpenAPI links: no operation ${link.target}`);
+        return [name, { operationId, parameters: link.parameters, description: link.description }];
+      }),
+    );
+  }
 }
 
 /**
