@@ -64,7 +64,7 @@ export function subscriberRoutes(deps: { db: Db; config: Config; api: ReturnType
           tags: ["Subscribers"],
           summary: "Sign up",
           description:
-            "Adds a subscriber; idempotent per email. Already registered and already pending are 200. Fraud checks run only with metadata.client_ip or metadata.fingerprint.",
+            "Adds a subscriber; idempotent per email. Already registered and already pending are 200. Fraud checks run only with metadata.client_ip or metadata.fingerprint. With the waitlist's validate_emails on (the default), an address on a disposable email domain is 400 (a list of domains, not a pattern).",
         },
       },
     )
