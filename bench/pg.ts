@@ -3,7 +3,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import postgres from "postgres";
+import { SQL } from "bun";
 import { createDatabase, startEmbeddedPg } from "../scripts/embedded-pg";
 
 export interface BenchPg {
@@ -29,12 +29,12 @@ export async function startPg(): Promise<BenchPg> {
     database,
     async rawInserts(seconds) {
       const url = await database("raw_inserts");
-      const c = postgres(url, { max: 1, onnotice: () => {} });
+      const c = new SQL(url, { max: 1 });
       await c`CREATE TABLE t (id bigserial PRIMARY KEY, email text UNIQUE, at bigint)`;
       let n = 0;
       const end = performance.now() + seconds * 1000;
       while (performance.now() < end) await c`INSERT INTO t (email, at) VALUES (${`r${n++}@example.com`}, ${Date.now()})`;
-      await c.end();
+      await c.close();
       return n / seconds;
     },
     async stop() {

@@ -5,7 +5,6 @@
 // Left unpatched, an entry point loads a second copy from the build machine's node_modules (SQLite twice in one
 // process, the connection handed between them: the server hung).
 import { familySync, GLIBC } from "detect-libc";
-import { pgDriverFix } from "../src/db/pg/driver";
 
 const arch = process.arch === "arm64" ? "arm64" : "x64";
 const target = process.platform === "darwin" ? `darwin-${arch}` : `linux-${arch}-${familySync() === GLIBC ? "gnu" : "musl"}`;
@@ -37,7 +36,7 @@ const result = await Bun.build({
   sourcemap: "none",
   // precompiled JSC bytecode: the binary starts in about half the time and idles in less memory
   bytecode: true,
-  plugins: [embedLibsqlAddon, pgDriverFix],
+  plugins: [embedLibsqlAddon],
   define: { WAITLIST_COMMIT: JSON.stringify(commit) },
 });
 if (!result.success) {

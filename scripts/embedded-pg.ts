@@ -13,7 +13,7 @@ import { chmodSync, chownSync, cpSync, existsSync, lstatSync, mkdirSync, readFil
 import { createServer } from "node:net";
 import { arch, platform, tmpdir, userInfo } from "node:os";
 import { basename, dirname, join } from "node:path";
-import postgres from "postgres";
+import { SQL } from "bun";
 
 const START_MS = 30_000;
 
@@ -197,11 +197,11 @@ export async function startEmbeddedPg(dir: string, opts: { fsync: boolean; persi
 
 /** Creates an empty database `name` on the server at `base`; returns its URL. */
 export async function createDatabase(base: string, name: string): Promise<string> {
-  const admin = postgres(`${base}/postgres`, { max: 1, onnotice: () => {} });
+  const admin = new SQL(`${base}/postgres`, { max: 1 });
   try {
     await admin.unsafe(`CREATE DATABASE ${name}`);
   } finally {
-    await admin.end();
+    await admin.close();
   }
   return `${base}/${name}`;
 }

@@ -1,7 +1,7 @@
 // The data layer's rules (issue 43): services know no engine. Outside src/db/ and src/cli/ no file imports a database
-// driver, an engine's drizzle module or an engine's folder, nor asks which engine runs; no SQLite- or
-// PostgreSQL-only builder call; and src/ has no import circle (type-only and dynamic imports count, as madge counts
-// them: `npx madge --circular --extensions ts src`).
+// driver (Bun's SQL client included), an engine's drizzle module or an engine's folder, nor asks which engine runs;
+// no SQLite- or PostgreSQL-only builder call; and src/ has no import circle (type-only and dynamic imports count, as
+// madge counts them: `npx madge --circular --extensions ts src`).
 import { describe, expect, test } from "bun:test";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
@@ -61,6 +61,8 @@ const services = files.filter((f) => !mayKnowEngines(f));
 
 /** Drivers and the drizzle modules bound to one engine or driver. */
 const ENGINE_MODULE = /^(?:@libsql\/|libsql(?:\/|$)|bun:sqlite$|postgres$|pg(?:\/|$)|pg-|better-sqlite3|drizzle-orm\/(?!pg-core$|sqlite-core$)[^/]+)/;
+/** Bun's own SQL client (PostgreSQL's driver): its names imported from "bun", or reached through the `Bun` global. */
+const BUN_SQL = [/\b(?:import|export)\s+(?:type\s+)?\{[^}]*\b(?:SQL|sql|SQLQuery|ReservedSQL|TransactionSQL)\b[^}]*\}\s*from\s*["']bun["']/, /\bBun\.(?:SQL|sql)\b/];
 /** What tells which engine runs, or reaches past the facade into one. */
 const ASKS_ENGINE = [/\bd\.name\b/, /\bisPgUrl\b/, /\$client\b/, /\$writer\b/, /\browLocks\b/];
 /** Builder calls only one engine has: SQLite's terminal calls (`.values()` too, but a Map has one), PostgreSQL's locking and DISTINCT ON and ilike. */
@@ -93,15 +95,22 @@ describe("services know no engine (issue 43)", () => {
     for (const m of ["@libsql/client", "libsql", "libsql/promise", "bun:sqlite", "postgres", "pg", "drizzle-orm/libsql", "drizzle-orm/postgres-js", "drizzle-orm/bun-sql"])
       expect(ENGINE_MODULE.test(m)).toBe(true);
     for (const m of ["drizzle-orm", "drizzle-orm/pg-core", "drizzle-orm/sqlite-core", "elysia", "./db"]) expect(ENGINE_MODULE.test(m)).toBe(false);
+    for (const t of [`import { SQL } from "bun";`, `import type { SQL as Sql } from "bun";`, `const c = new Bun.SQL(url);`, `await Bun.sql\`SELECT 1\`;`])
+      expect(BUN_SQL.some((p) => p.test(t))).toBe(true);
+    for (const t of [`import type { Server } from "bun";`, `Bun.serve({})`]) expect(BUN_SQL.some((p) => p.test(t))).toBe(false);
     expect(circles(["a", "b", "c"], (f) => ({ a: ["b"], b: ["c"], c: ["a"] })[f]!)).toEqual([["a", "b", "c", "a"]]);
   });
 
   test("no file outside src/db/ and src/cli/ imports a driver, an engine's drizzle module or an engine's folder", () => {
-    const offending = services.flatMap((file) =>
-      specifiersOf(readFileSync(file, "utf8"))
-        .filter((spec) => ENGINE_MODULE.test(spec) || /(?:^|\/)db\/(?:sqlite|pg)(?:\/|$)/.test(spec))
-        .map((spec) => `${rel(file)}: ${spec}`),
-    );
+    const offending = services.flatMap((file) => {
+      const text = readFileSync(file, "utf8");
+      return [
+        ...specifiersOf(text)
+          .filter((spec) => ENGINE_MODULE.test(spec) || /(?:^|\/)db\/(?:sqlite|pg)(?:\/|$)/.test(spec))
+          .map((spec) => `${rel(file)}: ${spec}`),
+        ...BUN_SQL.filter((p) => p.test(text)).map((p) => `${rel(file)}: Bun's SQL client (${p.source})`),
+      ];
+    });
     expect(offending).toEqual([]);
   });
 

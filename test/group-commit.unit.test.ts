@@ -83,7 +83,7 @@ describe("the queue", () => {
   });
 
   test("an error every write would meet (a lost connection) rejects the whole group without rerunning it", async () => {
-    const lost = Object.assign(new Error("connection closed"), { code: "CONNECTION_CLOSED" });
+    const lost = Object.assign(new Error("Connection closed"), { code: "ERR_POSTGRES_CONNECTION_CLOSED" });
     const { groups, run } = recorder(() => lost);
     const write = createGroupCommit(run, { concurrency: 1, failsEveryBatch: isDatabaseUnavailable });
     const outcomes = await Promise.allSettled([write(1), write(2), write(3)]);

@@ -4,26 +4,26 @@
 // over several waitlists deadlocks nowhere (pg_stat_database.deadlocks, read once the instances have exited and
 // their sessions' statistics are flushed).
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import postgres from "postgres";
+import { SQL } from "bun";
 import { engine, startServer, until, type Response, type TestServer } from "./support/server";
 
 const pgOnly = test.skipIf(engine !== "pg");
 
 let a: TestServer;
 let b: TestServer;
-let psql: postgres.Sql;
+let psql: SQL;
 let key: string;
 beforeAll(async () => {
   if (engine !== "pg") return;
   a = await startServer({ env: { RATE_LIMITS: "off" } });
   b = await startServer({ dbUrl: a.dbUrl, env: { RATE_LIMITS: "off" } });
-  psql = postgres(a.dbUrl, { max: 2, onnotice: () => {} });
+  psql = new SQL(a.dbUrl, { max: 2 });
   ({ key } = await a.account("business"));
 });
 afterAll(async () => {
   await b?.stop();
   await a?.stop();
-  await psql?.end({ timeout: 1 });
+  await psql?.close({ timeout: 1 });
 });
 
 const createWaitlist = async (via: TestServer, body: Record<string, unknown> = {}) => {

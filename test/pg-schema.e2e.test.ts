@@ -5,7 +5,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import postgres from "postgres";
+import { SQL } from "bun";
 import { openDatabase } from "../src/db/open";
 import type { SqliteDb } from "../src/db/sqlite/open";
 import { applyPgMigrations } from "../src/db/pg/migrate";
@@ -21,8 +21,8 @@ afterAll(async () => {
 });
 
 async function pgEngine(): Promise<Exec> {
-  const client = postgres(await scratchPgUrl(), { max: 2, onnotice: () => {} });
-  cleanups.push(() => client.end());
+  const client = new SQL(await scratchPgUrl(), { max: 2 });
+  cleanups.push(() => client.close());
   await applyPgMigrations(client);
   return async (text, args = []) => {
     let n = 0;
@@ -85,14 +85,14 @@ async function counters(exec: Exec) {
 describe("PostgreSQL schema", () => {
   test("migrations started by three instances at once apply exactly once", async () => {
     const url = await scratchPgUrl();
-    const clients = [0, 1, 2].map(() => postgres(url, { max: 1, onnotice: () => {} }));
+    const clients = [0, 1, 2].map(() => new SQL(url, { max: 1 }));
     try {
       const applied = await Promise.all(clients.map((c) => applyPgMigrations(c)));
       expect(applied.map((a) => a.length).sort()).toEqual([0, 0, pgMigrations.length]);
       const [row] = await clients[0]`SELECT count(*)::int AS n FROM schema_migrations`;
       expect(row.n).toBe(pgMigrations.length);
     } finally {
-      await Promise.all(clients.map((c) => c.end()));
+      await Promise.all(clients.map((c) => c.close()));
     }
   });
 
@@ -113,8 +113,8 @@ describe("PostgreSQL schema", () => {
 
 test("a database the URL's user does not own: start-up says what to grant, in one line, exit 2, and creates nothing (issue 43)", async () => {
   const url = await scratchPgUrl();
-  const admin = postgres(url, { max: 1, onnotice: () => {} });
-  cleanups.push(() => admin.end());
+  const admin = new SQL(url, { max: 1 });
+  cleanups.push(() => admin.close());
   const role = `visitor_${Math.random().toString(36).slice(2, 8)}`;
   await admin.unsafe(`CREATE ROLE ${role} LOGIN PASSWORD 'pw'`);
   cleanups.push(() => admin.unsafe(`DROP OWNED BY ${role}; DROP ROLE ${role}`).catch(() => {}));

@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { eq, sql } from "drizzle-orm";
-import postgres from "postgres";
+import { SQL } from "bun";
 import { openDatabase, type Db } from "../src/db/open";
 import { countAndDecide } from "../src/http/rate-limit";
 import { createAccount, regenerateWaitlistKey } from "../src/account/service";
@@ -19,7 +19,7 @@ import { createDispatcher } from "../src/outbox/dispatcher";
 import type { Waitlist } from "../src/http/api";
 import { onCleanup, tempDir } from "./support/cleanup";
 import { scratchPgUrl } from "./support/pg";
-import { engine } from "./support/server";
+import { engine, until } from "./support/server";
 
 async function fresh(): Promise<{ db: Db; url: string }> {
   const url = engine === "pg" ? await scratchPgUrl() : `file:${join(tempDir("waitlist-web-"), "t.db")}`;
@@ -174,15 +174,17 @@ describe(`the app on ${engine}`, () => {
     if (engine === "pg") {
       // the server refuses this database's connections and ends the open ones: an outage, then recovery
       const name = new URL(url).pathname.slice(1);
-      const admin = postgres(url.replace(/\/[^/]*$/, "/postgres"), { max: 1, onnotice: () => {} });
+      const admin = new SQL(url.replace(/\/[^/]*$/, "/postgres"), { max: 1 });
       try {
         await admin.unsafe(`ALTER DATABASE ${name} ALLOW_CONNECTIONS false`);
         await admin.unsafe(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '${name}'`);
+        // pg_terminate_backend does not wait for the sessions to end: one still ending would answer the checks below
+        await until(async () => (await admin.unsafe(`SELECT 1 FROM pg_stat_activity WHERE datname = '${name}'`)).length === 0, 5_000, "the sessions to end");
         expect(await call("GET", "/healthz")).toEqual({ status: 503, body: { status: "unavailable" } });
         await admin.unsafe(`ALTER DATABASE ${name} ALLOW_CONNECTIONS true`);
         expect((await call("GET", "/healthz")).status).toBe(200);
       } finally {
-        await admin.end();
+        await admin.close();
       }
     }
     // embedded: a database the process can no longer use (closed); PostgreSQL: the pool ended

@@ -2,6 +2,7 @@
 // It reads the same environment as `serve` and never creates or migrates the database, on either engine (issue 18).
 import { accessSync, constants, existsSync, readdirSync, statfsSync, statSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
+import { SQL } from "bun";
 import { createClient, type Client } from "@libsql/client";
 import { loadConfig, type Config } from "../config";
 import { databasePath, displayUrl, isPgUrl, SCHEMA_VERSION } from "../db/open";
@@ -64,10 +65,10 @@ const ROLLBACK = Symbol("rollback");
  */
 async function pgChecks(config: Config, checks: Check[]): Promise<Opened | null> {
   const where = `PostgreSQL at ${displayUrl(config.databaseUrl)}`;
-  // the driver and the PostgreSQL store are loaded only here (every other command starts sooner without them)
-  const [{ default: postgres }, { pgStore }] = await Promise.all([import("postgres"), import("../db/pg/store")]);
-  const client = postgres(config.databaseUrl, { max: 1, connect_timeout: 5, onnotice: () => {}, connection: { application_name: "waitlist doctor" } });
-  const close = () => client.end({ timeout: 1 }).catch(() => {});
+  // the PostgreSQL store is loaded only here (every other command starts sooner without it); the driver is Bun's
+  const { pgStore } = await import("../db/pg/store");
+  const client = new SQL(config.databaseUrl, { max: 1, connectionTimeout: 5, connection: { application_name: "waitlist doctor" } });
+  const close = () => client.close({ timeout: 1 }).catch(() => {});
   try {
     await client`SELECT 1`;
   } catch (err) {

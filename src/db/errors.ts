@@ -3,8 +3,8 @@
 /** Connection-level failures: the database is down, restarting or unreachable, not the request's fault. */
 const UNAVAILABLE = new Set([
   "ECONNREFUSED", "ECONNRESET", "EPIPE", "ETIMEDOUT", "EHOSTUNREACH", "ENETUNREACH", "ENOTFOUND",
-  // postgres (porsager)
-  "CONNECTION_CLOSED", "CONNECTION_ENDED", "CONNECTION_DESTROYED", "CONNECT_TIMEOUT",
+  // Bun's SQL client: a connection lost, closed before its handshake, refused, or not made in time
+  "ERR_POSTGRES_CONNECTION_CLOSED", "ERR_POSTGRES_CONNECTION_FAILED", "ERR_POSTGRES_CONNECTION_REFUSED", "ERR_POSTGRES_CONNECTION_TIMEOUT",
   // PostgreSQL: admin shutdown, crash shutdown, cannot connect now (starting up), too many connections
   "57P01", "57P02", "57P03", "53300",
   // SQLite: the write lock was not free within the busy timeout
@@ -18,7 +18,9 @@ const UNAVAILABLE = new Set([
 export function isDatabaseUnavailable(err: unknown): boolean {
   for (let e = err as any, depth = 0; e && depth < 4; e = e.cause, depth++) {
     const code = String(e.code ?? "");
-    if (UNAVAILABLE.has(code) || /^08/.test(code) || /^SQLITE_BUSY/.test(code)) return true;
+    // PostgreSQL's SQLSTATE: Bun's SQL client keeps it in `errno` (its `code` is then ERR_POSTGRES_SERVER_ERROR)
+    const state = typeof e.errno === "string" ? e.errno : "";
+    if (UNAVAILABLE.has(code) || UNAVAILABLE.has(state) || /^08/.test(state) || /^SQLITE_BUSY/.test(code)) return true;
   }
   return false;
 }

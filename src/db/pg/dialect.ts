@@ -23,6 +23,15 @@ const pgUniqueKeys: Map<string, string> = (() => {
   return keys;
 })();
 
+/**
+ * The SQLSTATE of an error PostgreSQL sent ("23505"), which Bun's SQL client keeps in `errno` (its `code` is then
+ * ERR_POSTGRES_SERVER_ERROR); else the client's own code (ERR_POSTGRES_CONNECTION_REFUSED, ECONNRESET).
+ */
+export function pgErrorCode(err: unknown): string | undefined {
+  const e = err as { errno?: unknown; code?: unknown } | null;
+  return typeof e?.errno === "string" ? e.errno : typeof e?.code === "string" ? e.code : undefined;
+}
+
 export const pgDialect: Dialect = {
   name: "pg",
   forUpdate: sql` FOR UPDATE`,
@@ -37,10 +46,10 @@ export const pgDialect: Dialect = {
   uniqueKey(err) {
     // a builder query's error (drizzle's DrizzleQueryError) carries the driver's as its cause
     const e = (err as any)?.code === undefined && (err as any)?.cause ? (err as any).cause : (err as any);
-    if (e?.code !== "23505") return null;
-    const name = e.constraint_name ?? e.constraint;
+    if (pgErrorCode(e) !== "23505") return null;
+    const name = e.constraint;
     return pgUniqueKeys.get(name) ?? `index '${name}'`;
   },
-  isRetryable: (err) => ["40001", "40P01"].includes((err as any)?.code),
+  isRetryable: (err) => ["40001", "40P01"].includes(pgErrorCode(err) as string),
   lockKey: (key) => locksKey(sql`SELECT pg_advisory_xact_lock(hashtextextended(${key}, 0))`, key),
 };

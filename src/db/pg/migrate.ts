@@ -1,6 +1,6 @@
 // Applies the embedded PostgreSQL migrations (drizzle-pg/) once each, in one transaction per start-up behind a
 // transaction-scoped advisory lock, so instances starting together serialize and DDL is all-or-nothing (issue 18).
-import type { Sql } from "postgres";
+import type { SQL as Sql } from "bun";
 import { pgMigrations } from "../migrations.gen";
 
 /** An arbitrary constant naming "the migration lock" for pg_advisory_xact_lock. */

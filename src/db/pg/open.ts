@@ -1,14 +1,16 @@
-// PostgreSQL: the connection pool, its migrations, and the Db over it (store.ts). int8 and numeric come back as
-// numbers (counts, sums and ms times all fit in 2^53). The installed driver carries a fix of how it loses a
-// connection (driver.ts).
-import { drizzle } from "drizzle-orm/postgres-js";
-import postgres, { type Sql } from "postgres";
+// PostgreSQL: the connection pool, its migrations, and the Db over it (store.ts). The driver is Bun's own SQL client
+// (no package: its version is Bun's, pinned in package.json); it was chosen by the outage test (docs/decisions.md,
+// "Issue 43 item 6"). It gives int8 and numeric as text: the Store turns them into numbers, the builder's
+// columns map their own.
+import { SQL as Sql } from "bun";
+import { drizzle } from "drizzle-orm/bun-sql";
 import type { Db } from "../db";
-import { DatabaseOpenError } from "../errors";
+import { DatabaseOpenError, isDatabaseUnavailable } from "../errors";
 import * as schema from "../schema";
 import * as pgSchema from "../schema.pg";
 import { timed, type Timing } from "../timing";
 import { displayUrl } from "../url";
+import { pgErrorCode } from "./dialect";
 import { applyPgMigrations } from "./migrate";
 import { pgStore, pgTx, retried } from "./store";
 
@@ -19,25 +21,14 @@ export interface PgSettings {
   statementTimeoutMs: number;
 }
 
-const toNumber = (v: string) => Number(v);
-
 function pgClient(settings: PgSettings): Sql {
-  return postgres(settings.url, {
+  // a lost connection is opened again at the next query, after a failed attempt within a second (Bun's backoff:
+  // tens of ms, doubling, at most 1 s): while PostgreSQL restarts, queries fail fast into 503s
+  return new Sql(settings.url, {
     max: settings.poolSize,
-    connect_timeout: 10,
-    // a lost connection is tried again within a second (the driver's default backs off to 20 s): while
-    // PostgreSQL restarts, queries fail fast into 503s instead of queueing behind a sleeping connection
-    backoff: (attempt: number) => Math.min(0.05 * 2 ** attempt, 1),
-    onnotice: () => {},
-    // no lookup of the array types on each new connection (no column or parameter here is an array): one round
-    // trip less per connection, and none of that lookup's failures while PostgreSQL restarts, which the driver
-    // leaves as unhandled rejections or replays onto the next query (porsager/postgres#1192, #1223)
-    fetch_types: false,
+    connectionTimeout: 10,
+    // sent in the startup message: every connection of the pool has them, reconnected ones too
     connection: { statement_timeout: settings.statementTimeoutMs, application_name: "waitlist" },
-    types: {
-      int8: { to: 20, from: [20], serialize: String, parse: toNumber },
-      numeric: { to: 1700, from: [1700], serialize: String, parse: toNumber },
-    } as any,
   });
 }
 
@@ -50,10 +41,10 @@ export async function openPgDb(settings: PgSettings): Promise<Db> {
   try {
     await applyPgMigrations(client);
   } catch (err) {
-    await client.end({ timeout: 1 }).catch(() => {});
+    await client.close({ timeout: 1 }).catch(() => {});
     throw explainPgFailure(err, settings.url);
   }
-  const builder = drizzle(client, { schema: pgSchema });
+  const builder = drizzle({ client, schema: pgSchema });
   const timing: Timing = { hook: null };
   const store = pgStore(client);
   // the Store's calls are where the services' SQL goes; builder queries outside a \`tx\` are not timed
@@ -62,7 +53,7 @@ export async function openPgDb(settings: PgSettings): Promise<Db> {
     exec: timed(timing, "execute", store.exec),
     write: timed(timing, "batch", store.write),
     t: tables,
-    close: () => client.end({ timeout: 5 }),
+    close: () => client.close({ timeout: 5 }),
     ownCommits: null,
     changeStamp: async () => {
       try {
@@ -86,22 +77,22 @@ export async function openPgDb(settings: PgSettings): Promise<Db> {
 
 /** Why PostgreSQL could not be used, as one line an operator can act on (DESIGN §3). */
 function explainPgFailure(err: unknown, url: string): unknown {
-  const e = err as { code?: string; message?: string };
-  const why = String(e?.message ?? err).split("\n")[0];
-  if (e?.code === "28P01" || e?.code === "28000") return new DatabaseOpenError("database_unreachable", `PostgreSQL at ${displayUrl(url)} refused the login: ${why}`);
-  if (e?.code === "3D000") return new DatabaseOpenError("database_unreachable", `PostgreSQL at ${displayUrl(url)} has no such database: ${why}`);
+  const code = pgErrorCode(err);
+  const why = String((err as Error)?.message ?? err).split("\n")[0];
+  if (code === "28P01" || code === "28000") return new DatabaseOpenError("database_unreachable", `PostgreSQL at ${displayUrl(url)} refused the login: ${why}`);
+  if (code === "3D000") return new DatabaseOpenError("database_unreachable", `PostgreSQL at ${displayUrl(url)} has no such database: ${why}`);
   // the first start creates the schema: a database the URL's user does not own (PostgreSQL 15+ lets only the owner
   // create in schema public) refuses it
-  if (e?.code === "42501") {
+  if (code === "42501") {
     const db = new URL(url).pathname.slice(1) || "the database";
     return new DatabaseOpenError(
       "database_unwritable",
       `PostgreSQL at ${displayUrl(url)} does not let this user create the schema (${why}): make the user own the database (ALTER DATABASE ${db} OWNER TO <user>) or GRANT CREATE ON SCHEMA public TO <user>`,
     );
   }
-  if (!e?.code || /^(ECONN|ENOTFOUND|EAI_|ETIMEDOUT|CONNECT_TIMEOUT|EHOSTUNREACH|ENETUNREACH)/.test(e.code) || e.code.startsWith("08")) {
+  // refused, lost, timed out (Bun names a host it cannot resolve "refused" too), or no TLS where the URL asks for it
+  if (!code || isDatabaseUnavailable(err) || /^(EAI_|ERR_POSTGRES_TLS_)/.test(code)) {
     return new DatabaseOpenError("database_unreachable", `cannot reach the database server at ${displayUrl(url)}: ${why}`);
   }
   return err;
 }
-
