@@ -128,4 +128,26 @@ test("a database the URL's user does not own: start-up says what to grant, in on
   expect(error.message).toContain("GRANT CREATE ON SCHEMA public TO <user>");
   expect(error.message).not.toContain("pw@");
   expect((await admin`SELECT to_regclass('accounts')::text AS t`)[0].t).toBeNull();
+  // doctor says the same, naming the user, rather than that serve would create the schema
+  const d = await runCli(["doctor", "--json"], { DATABASE_URL: asVisitor });
+  const database = (d.json.checks as { name: string; status: string; message: string }[]).find((c) => c.name === "database")!;
+  expect(database.status).toBe("fail");
+  expect(database.message).toContain(`may not create it`);
+  expect(database.message).toContain(`GRANT CREATE ON SCHEMA public TO ${role}`);
+});
+
+test("sslmode=require against a server without TLS: start-up and doctor say so, in one line (issue 43)", async () => {
+  const plain = await scratchPgUrl();
+  const admin = new SQL(plain, { max: 1 });
+  cleanups.push(() => admin.close());
+  // a TEST_PG_URL server may offer TLS: then there is nothing to refuse
+  if ((await admin`SHOW ssl`)[0].ssl === "on") return;
+  const url = `${plain}?sslmode=require`;
+  const r = await runCli(["account", "create", "--username", "nobody", "--json"], { DATABASE_URL: url });
+  expect(r.code).toBe(2);
+  const { error } = JSON.parse(r.stdout);
+  expect(error.message).toContain("does not offer TLS, which sslmode=require in DATABASE_URL asks for");
+  const d = await runCli(["doctor", "--json"], { DATABASE_URL: url });
+  const database = (d.json.checks as { name: string; message: string }[]).find((c) => c.name === "database")!;
+  expect(database.message).toContain("does not offer TLS");
 });

@@ -5,7 +5,7 @@ import { dirname, join, resolve } from "node:path";
 import { SQL } from "bun";
 import { createClient, type Client } from "@libsql/client";
 import { loadConfig, type Config } from "../config";
-import { databasePath, displayUrl, isPgUrl, SCHEMA_VERSION } from "../db/open";
+import { DatabaseOpenError, databasePath, displayUrl, isPgUrl, SCHEMA_VERSION } from "../db/open";
 import { schemaVersionOf } from "../db/sqlite/migrate";
 import { databaseFileSizes } from "../db/sqlite/maintenance";
 import { clientStore } from "../db/sqlite/store";
@@ -66,14 +66,16 @@ const ROLLBACK = Symbol("rollback");
 async function pgChecks(config: Config, checks: Check[]): Promise<Opened | null> {
   const where = `PostgreSQL at ${displayUrl(config.databaseUrl)}`;
   // the PostgreSQL store is loaded only here (every other command starts sooner without it); the driver is Bun's
-  const { pgStore } = await import("../db/pg/store");
+  const [{ pgStore }, { explainPgFailure }] = await Promise.all([import("../db/pg/store"), import("../db/pg/open")]);
   const client = new SQL(config.databaseUrl, { max: 1, connectionTimeout: 5, connection: { application_name: "waitlist doctor" } });
   const close = () => client.close({ timeout: 1 }).catch(() => {});
   try {
     await client`SELECT 1`;
   } catch (err) {
     await close();
-    checks.push({ name: "database", status: "fail", message: `cannot reach ${where}: ${firstLine(err)}` });
+    // the same sentence serve would print (no TLS where the URL asks for it, a refused login...)
+    const explained = explainPgFailure(err, config.databaseUrl);
+    checks.push({ name: "database", status: "fail", message: explained instanceof DatabaseOpenError ? explained.message : `cannot reach ${where}: ${firstLine(err)}` });
     return null;
   }
   const [{ num, version }] = await client<{ num: string; version: string }[]>`SELECT current_setting('server_version_num') AS num, current_setting('server_version') AS version`;
@@ -84,8 +86,17 @@ async function pgChecks(config: Config, checks: Check[]): Promise<Opened | null>
   );
   const [found] = await client<{ t: string | null }[]>`SELECT to_regclass('schema_migrations')::text AS t, to_regclass('meta')::text AS m`;
   if (!found?.t) {
+    // serve creates the schema at its first start, if this user may (PostgreSQL 15+ lets only the owner of the
+    // database create in schema public): say what to grant, as serve's start-up error does
+    const [{ may, db, me }] = await client<{ may: boolean; db: string; me: string }[]>`SELECT has_schema_privilege('public', 'CREATE') AS may, current_database() AS db, current_user AS me`;
     await close();
-    checks.push({ name: "database", status: "fail", message: `${where} holds no waitlist schema (serve creates it at its first start)` });
+    checks.push({
+      name: "database",
+      status: "fail",
+      message: may
+        ? `${where} holds no waitlist schema (serve creates it at its first start)`
+        : `${where} holds no waitlist schema, and user ${me} may not create it: make the user own the database (ALTER DATABASE ${db} OWNER TO ${me}) or GRANT CREATE ON SCHEMA public TO ${me}`,
+    });
     return null;
   }
   try {

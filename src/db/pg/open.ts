@@ -76,7 +76,7 @@ export async function openPgDb(settings: PgSettings): Promise<Db> {
 }
 
 /** Why PostgreSQL could not be used, as one line an operator can act on (DESIGN §3). */
-function explainPgFailure(err: unknown, url: string): unknown {
+export function explainPgFailure(err: unknown, url: string): unknown {
   const code = pgErrorCode(err);
   const why = String((err as Error)?.message ?? err).split("\n")[0];
   if (code === "28P01" || code === "28000") return new DatabaseOpenError("database_unreachable", `PostgreSQL at ${displayUrl(url)} refused the login: ${why}`);
@@ -90,7 +90,14 @@ function explainPgFailure(err: unknown, url: string): unknown {
       `PostgreSQL at ${displayUrl(url)} does not let this user create the schema (${why}): make the user own the database (ALTER DATABASE ${db} OWNER TO <user>) or GRANT CREATE ON SCHEMA public TO <user>`,
     );
   }
-  // refused, lost, timed out (Bun names a host it cannot resolve "refused" too), or no TLS where the URL asks for it
+  if (code === "ERR_POSTGRES_TLS_NOT_AVAILABLE") {
+    const mode = new URL(url).searchParams.get("sslmode") ?? "require";
+    return new DatabaseOpenError(
+      "database_unreachable",
+      `PostgreSQL at ${displayUrl(url)} does not offer TLS, which sslmode=${mode} in DATABASE_URL asks for: turn on ssl in the server's postgresql.conf, or (on a private network only) drop sslmode from the URL`,
+    );
+  }
+  // refused, lost, timed out (Bun names a host it cannot resolve "refused" too), or a TLS failure
   if (!code || isDatabaseUnavailable(err) || /^(EAI_|ERR_POSTGRES_TLS_)/.test(code)) {
     return new DatabaseOpenError("database_unreachable", `cannot reach the database server at ${displayUrl(url)}: ${why}`);
   }
