@@ -73,9 +73,11 @@ async function pgChecks(config: Config, checks: Check[]): Promise<Opened | null>
     await client`SELECT 1`;
   } catch (err) {
     await close();
-    // the same sentence serve would print (no TLS where the URL asks for it, a refused login...)
+    // what to do, as serve says it (no TLS where the URL asks for it, a refused login, no such database); a server
+    // that does not answer is said as before
     const explained = explainPgFailure(err, config.databaseUrl);
-    checks.push({ name: "database", status: "fail", message: explained instanceof DatabaseOpenError ? explained.message : `cannot reach ${where}: ${firstLine(err)}` });
+    const specific = explained instanceof DatabaseOpenError && !explained.message.startsWith("cannot reach");
+    checks.push({ name: "database", status: "fail", message: specific ? explained.message : `cannot reach ${where}: ${firstLine(err)}` });
     return null;
   }
   const [{ num, version }] = await client<{ num: string; version: string }[]>`SELECT current_setting('server_version_num') AS num, current_setting('server_version') AS version`;
