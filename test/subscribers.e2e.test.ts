@@ -492,9 +492,10 @@ describe("referral fraud rules (API sign-ups with client_ip or fingerprint)", ()
     const ref = await joined(wl, { email: "ref@example.com", metadata: { client_ip: "81.2.69.160" } });
     await wl.settings({ double_opt_in: true });
     // the referee is the first from its IP; three more sign up from it before it confirms
-    expect((await wl.signUp({ email: "first@example.com", metadata: { referred_by: ref.referral_code, client_ip: "203.0.113.50" } })).status).toBe(200);
+    const first = `first-${uniq()}@example.com`;
+    expect((await wl.signUp({ email: first, metadata: { referred_by: ref.referral_code, client_ip: "203.0.113.50" } })).status).toBe(200);
     for (let i = 2; i <= 4; i++) expect((await wl.signUp({ email: `later${i}@example.com`, metadata: { client_ip: "203.0.113.50" } })).status).toBe(200);
-    const [{ confirm_token }] = await s.query<{ confirm_token: string }>(sql`SELECT confirm_token FROM subscribers WHERE email = 'first@example.com'`);
+    const [{ confirm_token }] = await s.query<{ confirm_token: string }>(sql`SELECT confirm_token FROM subscribers WHERE email = ${first}`);
     expect((await fetch(`${s.url}/confirm/${confirm_token}`, { method: "POST", redirect: "manual" })).status).toBe(303);
     const after = await wl.one("ref@example.com");
     expect([after.referral_count, after.points]).toEqual([1, 80]);

@@ -17,7 +17,7 @@ export function validationMessage(error: ValidationError): string {
     return `Unknown field "${path.join(".")}"${parent ? ` in ${parent}` : ""}; allowed: ${Object.keys(allowedAt(error, path.slice(0, -1))).join(", ") || "none"}`;
   }
   if (first.value === undefined) return `${field} is required`;
-  const branch = unionBranch(first.schema, first.value);
+  const branch = unionBranch(first.schema, first.value, path);
   if (branch) return branch.message ?? inBranch(branch.schema, first.value, path);
   return `${field} ${expectation(first.schema ?? {})}`;
 }
@@ -27,7 +27,7 @@ export function validationMessage(error: ValidationError): string {
  * value means: the one whose literal members (a `type`) it has, or whose one required member it gives. Null when
  * the schema is no such union; a message when the value means no branch.
  */
-function unionBranch(schema: Schema | undefined, value: unknown): { schema: Schema; message?: string } | null {
+function unionBranch(schema: Schema | undefined, value: unknown, path: string[]): { schema: Schema; message?: string } | null {
   const branches = schema?.anyOf as Schema[] | undefined;
   if (!branches?.length || !branches.every((b) => b.type === "object" && b.properties) || value === null || typeof value !== "object") return null;
   const given = value as Record<string, unknown>;
@@ -36,14 +36,14 @@ function unionBranch(schema: Schema | undefined, value: unknown): { schema: Sche
   if (byLiteral) return { schema: byLiteral };
   if (branches.every((b) => literal(b).length > 0)) {
     const [key] = literal(branches[0]);
-    return { schema: branches[0], message: `${key[0]} must be one of: ${branches.map((b) => (b.properties as Schema)[key[0]].const).join(", ")}` };
+    return { schema: branches[0], message: `${[...path, key[0]].join(".")} must be one of: ${branches.map((b) => (b.properties as Schema)[key[0]].const).join(", ")}` };
   }
   const only = branches.map((b) => (b.required as string[] | undefined) ?? []);
   if (only.every((r) => r.length === 1)) {
     const keys = only.map((r) => r[0]);
     const present = keys.filter((k) => given[k] !== undefined);
     if (present.length === 1) return { schema: branches[keys.indexOf(present[0])] };
-    return { schema: schema!, message: `Give exactly one of ${keys.join(", ")}${present.length ? ` (got ${present.join(" and ")})` : ""}` };
+    return { schema: schema!, message: `${path.length ? `${path.join(".")}: give` : "Give"} exactly one of ${keys.join(", ")}${present.length ? ` (got ${present.join(" and ")})` : ""}` };
   }
   return null;
 }
