@@ -1,4 +1,4 @@
-// `bun bench/ab.ts [--n N] [--route PATH] [--rounds R] [--seconds S] A B [C...]`: two or more servers (each a
+// `bun bench/ab.ts [--n N] [--route PATH] [--rounds R] [--seconds S] [--pg] A B [C...]`: two or more servers (each a
 // binary's path, or `src` for the source, either followed by `?NAME=value&...` for variables of its own) on
 // databases seeded alike (the landing page published), loaded in turn, round after round, with short loads (sign-up
 // unless --route names a GET path). On this noisy machine a slow minute then falls on every variant
@@ -9,20 +9,22 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { BENCH_KEY, seed } from "./seed";
 import { cpuTimes, failedLoad, fmt, load, median, signUpLoad, startServer, table, warmUp } from "./lib";
+import { startPg } from "./pg";
 import { publishPage } from "./reads";
 
 function parse(argv: string[]) {
-  const opts = { n: 10_000, route: "", rounds: 10, seconds: 2, variants: [] as string[] };
+  const opts = { n: 10_000, route: "", rounds: 10, seconds: 2, pg: false, variants: [] as string[] };
   for (let i = 0; i < argv.length; i++) {
     const flag = argv[i];
     if (flag === "--n") opts.n = Number(argv[++i]);
     else if (flag === "--route") opts.route = argv[++i];
     else if (flag === "--rounds") opts.rounds = Number(argv[++i]);
     else if (flag === "--seconds") opts.seconds = Number(argv[++i]);
+    else if (flag === "--pg") opts.pg = true;
     else opts.variants.push(flag);
   }
   if (opts.variants.length < 2 || ![opts.n, opts.rounds, opts.seconds].every((v) => Number.isInteger(v) && v > 0)) {
-    console.error("usage: bun bench/ab.ts [--n N] [--route PATH] [--rounds R] [--seconds S] A B [C...] (each a binary's path, or src)");
+    console.error("usage: bun bench/ab.ts [--n N] [--route PATH] [--rounds R] [--seconds S] [--pg] A B [C...] (each a binary's path, or src)");
     process.exit(2);
   }
   return opts;
@@ -33,9 +35,11 @@ const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / values.le
 
 const dir = mkdtempSync(join(tmpdir(), "bench-ab-"));
 const servers: Awaited<ReturnType<typeof startServer>>[] = [];
+// --pg: each variant on a database of its own on one PostgreSQL server (fsync on, bench/pg.ts)
+const pg = opts.pg ? await startPg() : null;
 try {
   for (const [i, variant] of opts.variants.entries()) {
-    const dbUrl = `file:${join(dir, `v${i}.db`)}`;
+    const dbUrl = pg ? await pg.database(`v${i}`) : `file:${join(dir, `v${i}.db`)}`;
     await seed(dbUrl, opts.n);
     // `src?NAME=value&...` or `path?NAME=value`: that server alone also gets those variables
     const [what, query] = variant.split("?");
@@ -63,7 +67,7 @@ try {
     }
   }
   const what = opts.route ? `GET ${opts.route}` : "sign-up";
-  console.log(`${what} @64 conns, ${opts.n.toLocaleString("en")} subscribers, ${opts.rounds} rounds of ${opts.seconds} s each`);
+  console.log(`${what} @64 conns, ${opts.n.toLocaleString("en")} subscribers${pg ? " on PostgreSQL" : ""}, ${opts.rounds} rounds of ${opts.seconds} s each`);
   console.log(
     table(
       ["variant", "mean req/s", "x first (mean / median of rounds)", "p99 ms (median)", "CPU per request, median: main thread / process"],
@@ -75,5 +79,6 @@ try {
   );
 } finally {
   for (const server of servers) await server.stop();
+  await pg?.stop();
   rmSync(dir, { recursive: true, force: true });
 }

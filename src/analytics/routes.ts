@@ -47,7 +47,7 @@ export function analyticsRoutes(deps: { db: Db; config: Config; api: ReturnType<
       },
       detail: { tags: ["Analytics"], summary: "Headline counters", description: "subscribers_total counts confirmed subscribers." },
     })
-    .get("/stats/daily", async ({ auth, query }) => ({ success: true, data: { days: await dailyStats(db, auth.waitlist!.id, query.days) } }), {
+    .get("/stats/daily", async ({ auth, query }) => ({ success: true, data: { days: await dailyStats(db, auth.waitlist!.id, query.days === undefined ? undefined : Number(query.days)) } }), {
       api: { key: "any", bucket: "analytics" },
       params: Params,
       query: t.Object({ days: t.Optional(QueryInt({ minimum: 1, maximum: DAILY_MAX_DAYS, description: "Default 30" })) }),

@@ -167,18 +167,25 @@ function statedAsRules(node: unknown): void {
   const schema = node as Json;
   if (Array.isArray(schema.anyOf)) {
     const numeric = schema.anyOf.find((b: Json) => b.type === "integer");
-    const text = schema.anyOf.find((b: Json) => b.type === "string" && (b.format === "integer" || schema["x-query-integer"]));
+    const text = schema.anyOf.find((b: Json) => b.type === "string" && b.format === "integer");
     if (schema.anyOf.length === 2 && numeric && text) {
       delete schema.anyOf;
       Object.assign(schema, { ...numeric, ...schema, type: "integer" });
       delete schema.default;
-      delete schema["x-query-integer"];
     } else if (schema["x-one-of"]) {
       schema.oneOf = schema.anyOf;
       delete schema.anyOf;
     }
   }
   delete schema["x-one-of"];
+  // a query integer checked as text (http/schema.ts QueryInt): an integer with its bounds, as a client sees it
+  if (schema["x-query-integer"]) {
+    const { minimum, maximum } = schema["x-query-integer"];
+    delete schema["x-query-integer"];
+    delete schema.pattern;
+    delete schema.error;
+    Object.assign(schema, { type: "integer", minimum, maximum });
+  }
   if (typeof schema.error === "string" && (schema.type === "string" || schema.pattern)) delete schema.error;
   for (const value of Object.values(schema)) statedAsRules(value);
 }

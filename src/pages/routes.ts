@@ -33,6 +33,12 @@ const LIVE_HEADERS = { "content-type": "application/json;charset=utf-8", "cache-
 
 const hostOf = (request: Request) => (request.headers.get("host") ?? "").toLowerCase().replace(/:\d+$/, "").replace(/\.$/, "");
 
+/** The first `ref` of a URL's query string, or null. */
+function refOf(url: string): string | null {
+  const at = url.indexOf("?");
+  return at < 0 ? null : new URLSearchParams(url.slice(at + 1)).get("ref");
+}
+
 export function pageRoutes(deps: { db: Db; config: Config; dispatch: Dispatch; log: Logger }) {
   const { db, config } = deps;
   const { waitlists } = db.t;
@@ -40,12 +46,12 @@ export function pageRoutes(deps: { db: Db; config: Config; dispatch: Dispatch; l
   const landing = createPageServer(deps);
   const rows = waitlistRows(db);
   const ownHost = new URL(config.baseUrl).hostname;
-  // a page's query string is the visitor's: `ref` (the first one, if repeated) is read and any other parameter
+  // a page's query string is the visitor's (parsed only when there is one: most page views have none): `ref` (the first one, if repeated) is read and any other parameter
   // (utm_*, fbclid, gclid...) is left alone, never a 400: every ad and newsletter link carries some (issue 44)
   const visitor = (request: Request, server: any) => ({
     ip: clientIp(request, server, config.trustProxy),
     userAgent: request.headers.get("user-agent") ?? "",
-    ref: new URL(request.url).searchParams.get("ref"),
+    ref: refOf(request.url),
   });
   /** The subscriber a status link names, with its waitlist (null for an unknown link). */
   async function bySignUpToken(signUpToken: string) {

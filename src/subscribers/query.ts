@@ -28,8 +28,9 @@ export const SORTS = ["position", "points", "date", "referral_count", "email"] a
 export type Sort = (typeof SORTS)[number];
 
 export interface ListParams {
-  page?: number;
-  limit?: number;
+  /** Integers as text, in their bounds by the route's schema (ListQuery). */
+  page?: string;
+  limit?: string;
   sort_by?: Sort;
   sort_dir?: "asc" | "desc";
   tag?: string;
@@ -71,9 +72,8 @@ async function tagFilter(db: Db, waitlistId: string, tag: string): Promise<SQL> 
 const likePattern = (q: string) => `%${q.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 
 export async function listSubscribers(db: Db, waitlist: Waitlist, params: ListParams, baseUrl: string) {
-  // integers within their bounds by the route's schema (ListQuery)
-  const page = params.page ?? 1;
-  const limit = params.limit ?? 20;
+  const page = params.page === undefined ? 1 : Number(params.page);
+  const limit = params.limit === undefined ? 20 : Number(params.limit);
   const sort = params.sort_by ?? "date";
   const dir = params.sort_dir ?? "desc";
   const offset = (page - 1) * limit;
