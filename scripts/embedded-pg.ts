@@ -17,6 +17,9 @@ import { SQL } from "bun";
 
 const START_MS = 30_000;
 
+/** The exit code of a test run whose PostgreSQL did not start (test/support/pg.ts): scripts/test.ts then stops. */
+export const PG_DID_NOT_START = 3;
+
 const freePort = () =>
   new Promise<number>((resolve, reject) => {
     const s = createServer();

@@ -6,7 +6,7 @@
 import { mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { startEmbeddedPg, type EmbeddedPg } from "./embedded-pg";
+import { PG_DID_NOT_START, startEmbeddedPg, type EmbeddedPg } from "./embedded-pg";
 
 const ROOT = join(import.meta.dir, "..");
 const TIMEOUT_MS = "30000";
@@ -109,9 +109,6 @@ if (pgBin !== null) {
 const pgFiles = pgPass();
 const onPg = chosen.length ? chosen.filter((f) => (only === "pg" ? true : pgFiles.includes(f))) : pgFiles;
 const skipped = Object.entries(NOT_ON_PG).filter(([f]) => !chosen.length || chosen.includes(f));
-
-/** test/support/pg.ts's exit code when the test PostgreSQL did not start: it said why, and the next pass would too. */
-const PG_DID_NOT_START = 3;
 
 let failed = false;
 if (only !== "pg") {

@@ -69,18 +69,8 @@ afterAll(async () => {
 
 // ---- the document's operations ---------------------------------------------------------------------------------
 
-const resolve = (node: any): any => {
-  if (node && typeof node.$ref === "string") {
-    return resolve(node.$ref.slice(2).split("/").reduce((n: any, p: string) => n?.[p.replace(/~1/g, "/").replace(/~0/g, "~")], checker.doc));
-  }
-  return node;
-};
-const inline = (schema: any, depth = 0): any => {
-  if (depth > 40 || schema === null || typeof schema !== "object") return schema;
-  if (Array.isArray(schema)) return schema.map((x) => inline(x, depth + 1));
-  if (typeof schema.$ref === "string") return inline(resolve(schema), depth + 1);
-  return Object.fromEntries(Object.entries(schema).map(([k, v]) => [k, inline(v, depth + 1)]));
-};
+const resolve = (node: any) => checker.resolve(node);
+const inline = (schema: any) => checker.inline(schema);
 
 /** The API's operations (pages and forms have their own tests): those that take input first. */
 function apiOperations(): Operation[] {

@@ -5,6 +5,7 @@ import { sql } from "drizzle-orm";
 import type { Db } from "../src/db/open";
 import { keyAtRank, positionOf } from "../src/subscribers/rank";
 import { scratchDatabase } from "./support/db";
+import { rng } from "./support/rng";
 
 let db: Db;
 let close: () => void;
@@ -13,15 +14,6 @@ beforeAll(async () => {
 });
 afterAll(() => close());
 
-function rng(seed: number) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(a ^ (a >>> 15), a | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 async function insert(id: string, points: number, seq: number) {
   // the triggers of drizzle/0005_rank_triggers.sql keep the counters

@@ -2,18 +2,7 @@
 // deletes, invites, rejects and referral-program toggles over real HTTP; the whole ordering is compared at checkpoints.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { startServer, type TestServer } from "./support/server";
-
-/** mulberry32: a small seeded PRNG, so a failing seed can be replayed. */
-function rng(seed: number) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { rng } from "./support/rng";
 
 interface Sub {
   email: string;

@@ -3,6 +3,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { sql } from "drizzle-orm";
 import { startServer, until, type Response, type TestServer } from "./support/server";
+import { parseCsv } from "./support/csv";
 import { inOneWindow } from "./support/windows";
 
 const BASE_URL = "https://wl.example.com";
@@ -82,38 +83,6 @@ async function joined(wl: Awaited<ReturnType<typeof waitlist>>, body: Record<str
   return r.body as { position: number; inflated_position: number; points: number; referral_code: string; sign_up_token: string };
 }
 
-/** A small RFC 4180 parser: quoted fields, doubled quotes, commas and newlines inside quotes, CRLF or LF rows. */
-function parseCsv(text: string): string[][] {
-  const rows: string[][] = [];
-  let row: string[] = [];
-  let cell = "";
-  let quoted = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i];
-    if (quoted) {
-      if (c === '"' && text[i + 1] === '"') {
-        cell += '"';
-        i++;
-      } else if (c === '"') quoted = false;
-      else cell += c;
-    } else if (c === '"') quoted = true;
-    else if (c === ",") {
-      row.push(cell);
-      cell = "";
-    } else if (c === "\n" || c === "\r") {
-      if (c === "\r" && text[i + 1] === "\n") i++;
-      row.push(cell);
-      rows.push(row);
-      row = [];
-      cell = "";
-    } else cell += c;
-  }
-  if (cell !== "" || row.length) {
-    row.push(cell);
-    rows.push(row);
-  }
-  return rows;
-}
 
 describe("sign-up responses", () => {
   test("a new confirmed sign-up has exactly success, is_new_sign_up, is_pending_confirmation, message, position, inflated_position, points, referral_code, sign_up_token, redirect_url (thank-you page)", async () => {

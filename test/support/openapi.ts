@@ -27,6 +27,10 @@ export interface OpenApiChecker {
   check(method: string, url: string, res: Response): string[];
   /** Operation id -> statuses seen. */
   exercised: Map<string, Set<number>>;
+  /** A schema with every `$ref` of the document inlined. */
+  inline(schema: any): any;
+  /** A node, or what its `$ref` names. */
+  resolve(node: any): any;
 }
 
 export function openApiChecker(doc: Json): OpenApiChecker {
@@ -133,7 +137,7 @@ export function openApiChecker(doc: Json): OpenApiChecker {
     return validate;
   }
 
-  return { doc, operations, find, check, exercised };
+  return { doc, operations, find, check, exercised, inline, resolve };
 }
 
 /**

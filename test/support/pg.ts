@@ -2,11 +2,9 @@
 // per test run, started on first use in a temp folder on a free port, stopped and removed by the run's
 // cleanup (test/support/cleanup.ts), failed tests included. TEST_PG_URL points at an existing server instead.
 // Each caller gets a fresh database. dedicatedPg() is a server of one test's own, which it can stop and restart.
-import { createDatabase, startEmbeddedPg, type EmbeddedPg } from "../../scripts/embedded-pg";
+import { createDatabase, PG_DID_NOT_START, startEmbeddedPg, type EmbeddedPg } from "../../scripts/embedded-pg";
 import { cleanUpEverything, onCleanup, tempDir } from "./cleanup";
 
-/** The exit code of a run whose test PostgreSQL did not start (scripts/test.ts then runs no further pass). */
-export const PG_DID_NOT_START = 3;
 
 let server: Promise<string> | null = null;
 let counter = 0;

@@ -5,6 +5,7 @@ import { sql } from "drizzle-orm";
 import { lineOf, type Sub, type Wl } from "./model";
 import { enc, tagNames } from "./operations";
 import { bad, db, flush, key, looks, note, noteEach, noteOrder, s, step, wls } from "./run";
+import { parseCsv } from "../csv";
 
 const lookPick = <T>(xs: T[]): T | undefined => (xs.length ? xs[Math.floor(looks() * xs.length)] : undefined);
 
@@ -224,29 +225,6 @@ async function checkApi(w: Wl, touched: Set<string>, thorough: boolean, counts: 
   }
 }
 
-/** RFC 4180 CSV (quoted fields, doubled quotes, CRLF or LF). */
-function parseCsv(text: string): string[][] {
-  const rows: string[][] = [];
-  let row: string[] = [];
-  let cell = "";
-  let quoted = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i];
-    if (quoted) {
-      if (c === '"' && text[i + 1] === '"') [cell, i] = [cell + '"', i + 1];
-      else if (c === '"') quoted = false;
-      else cell += c;
-    } else if (c === '"') quoted = true;
-    else if (c === ",") [row, cell] = [[...row, cell], ""];
-    else if (c === "\n" || c === "\r") {
-      if (c === "\r" && text[i + 1] === "\n") i++;
-      rows.push([...row, cell]);
-      [row, cell] = [[], ""];
-    } else cell += c;
-  }
-  if (cell || row.length) rows.push([...row, cell]);
-  return rows;
-}
 
 export async function checkAll(touched: Set<string>, thorough: boolean) {
   for (const w of wls) await syncFromRows(w);

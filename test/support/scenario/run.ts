@@ -5,18 +5,8 @@ import type { Db } from "../../../src/db/open";
 import { engine, type TestServer } from "../server";
 import type { Wl } from "./model";
 import type { Batch } from "./operations";
+import { rng } from "../rng";
 
-/** mulberry32: a small seeded PRNG, so a failing seed can be replayed. */
-function rng(seed: number) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 export let SEED = 0;
 /** The scenario's choices (operations, their targets, batch sizes). */
