@@ -16,10 +16,10 @@ export async function seed(url: string, n: number): Promise<void> {
   await db.write([
     sql`INSERT INTO accounts (id, username, plan, ai_credits, created_at) VALUES ('acct_bench', 'bench', 'business', 10, 0)`,
     sql`INSERT INTO api_keys (id, account_id, name, hash, created_at) VALUES ('key_bench', 'acct_bench', 'bench', ${sha256Hex(BENCH_KEY)}, 0)`,
-    sql`INSERT INTO waitlists (id, account_id, key, slug, name, referral_enabled, welcome_subject, welcome_body, confirmation_subject,
+    sql`INSERT INTO waitlists (id, account_id, key, slug, name, name_key, referral_enabled, welcome_subject, welcome_body, confirmation_subject,
       confirmation_body, signing_secret, created_at, updated_at)
-      VALUES ('wl_bench', 'acct_bench', ${WAITLIST_KEY}, 'bench', 'Bench', TRUE, 's', 'b', 's', 'b', 'x', 0, 0),
-        ('wl_warm', 'acct_bench', ${WARM_WAITLIST_KEY}, 'warm', 'Warm', TRUE, 's', 'b', 's', 'b', 'x', 0, 0)`,
+      VALUES ('wl_bench', 'acct_bench', ${WAITLIST_KEY}, 'bench', 'Bench', 'bench', TRUE, 's', 'b', 's', 'b', 'x', 0, 0),
+        ('wl_warm', 'acct_bench', ${WARM_WAITLIST_KEY}, 'warm', 'Warm', 'warm', TRUE, 's', 'b', 's', 'b', 'x', 0, 0)`,
   ]);
   // points: most at the sign-up 50, a tail with referrals, like a real referral program
   // PostgreSQL: every row's trigger updates the one waitlist row, and a statement's own updates of one row pile

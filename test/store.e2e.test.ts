@@ -36,8 +36,8 @@ const engines: Record<string, () => Promise<Db>> = {
 
 async function seed(s: Store) {
   await s.exec(sql`INSERT INTO accounts (id, username, plan, ai_credits, created_at) VALUES ('a', 'a', 'business', 0, ${Date.now()})`);
-  await s.exec(sql`INSERT INTO waitlists (id, account_id, key, slug, name, welcome_subject, welcome_body, confirmation_subject, confirmation_body, signing_secret, created_at, updated_at)
-    VALUES ('w', 'a', 'k', 's', 'Rocket', '', '', '', '', '', 0, 0)`);
+  await s.exec(sql`INSERT INTO waitlists (id, account_id, key, slug, name, name_key, welcome_subject, welcome_body, confirmation_subject, confirmation_body, signing_secret, created_at, updated_at)
+    VALUES ('w', 'a', 'k', 's', 'Rocket', 'rocket', '', '', '', '', '', 0, 0)`);
 }
 
 const subscriber = (id: string, email: string, seq: SQL | number | null) => sql`INSERT INTO subscribers
@@ -70,9 +70,9 @@ for (const [engine, open] of Object.entries(engines)) {
       const slug = await s.exec(sql`INSERT INTO waitlists (id, account_id, key, slug, name, welcome_subject, welcome_body, confirmation_subject, confirmation_body, signing_secret, created_at, updated_at)
         VALUES ('w2', 'a', 'k2', 's', 'Other', '', '', '', '', '', 0, 0)`).catch((e) => e);
       expect(s.d.uniqueKey(slug)).toBe("waitlists.slug");
-      const name = await s.exec(sql`INSERT INTO waitlists (id, account_id, key, slug, name, welcome_subject, welcome_body, confirmation_subject, confirmation_body, signing_secret, created_at, updated_at)
-        VALUES ('w3', 'a', 'k3', 's3', 'ROCKET', '', '', '', '', '', 0, 0)`).catch((e) => e);
-      expect(s.d.uniqueKey(name)).toBe("index 'waitlists_name_nocase_idx'");
+      const name = await s.exec(sql`INSERT INTO waitlists (id, account_id, key, slug, name, name_key, welcome_subject, welcome_body, confirmation_subject, confirmation_body, signing_secret, created_at, updated_at)
+        VALUES ('w3', 'a', 'k3', 's3', 'ROCKET', 'rocket', '', '', '', '', '', 0, 0)`).catch((e) => e);
+      expect(s.d.uniqueKey(name)).toBe("waitlists.name_key");
       // the builder wraps the driver's error (DrizzleQueryError, the driver's as its cause)
       expect(s.d.uniqueKey(new DrizzleQueryError("INSERT INTO waitlists ...", [], slug))).toBe("waitlists.slug");
       expect(s.d.uniqueKey(new Error("something else"))).toBeNull();

@@ -36,7 +36,7 @@ function listenFailure(err: unknown, host: string, port: number): CommandError |
 export async function serve(flags: Map<string, string>, env: Record<string, string | undefined>): Promise<void> {
   const config = loadConfig(env, flags);
   const log = createLogger(config.logLevel);
-  const db: Db = await openDatabase({ url: config.databaseUrl, poolSize: config.databasePoolSize, sync: config.databaseSync });
+  const db: Db = await openDatabase({ url: config.databaseUrl, poolSize: config.databasePoolSize, sync: config.databaseSync, warn: log.warn });
   const dispatcher = createDispatcher({ db, config, log });
   const app = buildApp({ config, db, log, dispatcher });
   let presence: ReturnType<typeof announceInstance> | undefined;

@@ -23,6 +23,8 @@ export interface Dialect {
   jsonTextArray(values: string[]): SQL;
   /** A JSON array (as text, `[]` when empty) of one object per row, `{key: value}` from `fields`, in `orderBy` order. */
   jsonObjects(fields: Record<string, SQL>, orderBy: SQL): SQL;
+  /** `text` ordered by its bytes, whatever the database's locale (SQLite's only order; PostgreSQL's COLLATE "C"). */
+  bytewise(text: SQL): SQL;
   /** The larger of two values (SQLite's two-argument max). */
   greatest(a: SQL, b: SQL): SQL;
   /** What a unique-constraint failure is about, spelled as SQLite spells it ("waitlists.slug"); null for other errors. */

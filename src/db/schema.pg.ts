@@ -37,6 +37,8 @@ export const waitlists = pgTable(
     key: text("key").notNull().unique(),
     slug: text("slug").notNull().unique(),
     name: text("name").notNull(),
+    /** `name` folded by foldName (db/fold-names.ts): what "the same name" and search compare (issue 44). */
+    nameKey: text("name_key"),
     category: text("category"),
     description: text("description"),
     referralEnabled: boolean("referral_enabled").notNull().default(false),
@@ -88,7 +90,8 @@ export const waitlists = pgTable(
     updatedAt: bigint("updated_at", { mode: "number" }).notNull(),
   },
   (t) => [
-    uniqueIndex("waitlists_name_nocase_idx").on(sql`lower(${t.name})`),
+    // one waitlist per name as foldName (db/fold-names.ts) spells it: the same rule on both engines (issue 44)
+    uniqueIndex("waitlists_name_key_idx").on(t.nameKey),
     index("waitlists_account_created_idx").on(t.accountId, t.createdAt),
   ],
 );
@@ -120,6 +123,8 @@ export const subscribers = pgTable(
     waitlistId: text("waitlist_id").notNull().references(() => waitlists.id, { onDelete: "cascade" }),
     email: text("email").notNull(),
     name: text("name"),
+    /** `name` folded by foldName (db/fold-names.ts): what "the same name" and search compare (issue 44). */
+    nameKey: text("name_key"),
     phone: text("phone"),
     status: text("status", { enum: SUBSCRIBER_STATUSES }).notNull(),
     deliverability: text("deliverability", { enum: DELIVERABILITY }).notNull(),
@@ -172,6 +177,8 @@ export const subscribers = pgTable(
     // the planner prefers the covering rank index otherwise
     index("subscribers_unranked_idx").on(t.waitlistId, t.joinedAt).where(sql`${t.rankedSeq} IS NULL`),
     uniqueIndex("subscribers_invite_token_idx").on(t.inviteToken).where(sql`${t.inviteToken} IS NOT NULL`),
+    // names not folded yet (written before issue 44, or by an older instance): empty once start-up folded them
+    index("subscribers_name_unfolded_idx").on(t.id).where(sql`${t.nameKey} IS NULL AND ${t.name} IS NOT NULL`),
   ],
 );
 
@@ -216,10 +223,12 @@ export const tags = pgTable(
     id: text("id").primaryKey(),
     waitlistId: text("waitlist_id").notNull().references(() => waitlists.id, { onDelete: "cascade" }),
     name: text("name").notNull(),
+    /** `name` folded by foldName (db/fold-names.ts): what "the same name" and search compare (issue 44). */
+    nameKey: text("name_key"),
     color: text("color", { enum: TAG_COLORS }).notNull(),
     createdAt: bigint("created_at", { mode: "number" }).notNull(),
   },
-  (t) => [uniqueIndex("tags_waitlist_name_idx").on(t.waitlistId, sql`lower(${t.name})`)],
+  (t) => [uniqueIndex("tags_waitlist_name_key_idx").on(t.waitlistId, t.nameKey)],
 );
 
 export const subscriberTags = pgTable(

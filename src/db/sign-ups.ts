@@ -2,6 +2,7 @@
 // once (`signUpInserts`); the embedded one also says how a turn's sign-ups to one waitlist run as one INSERT of many
 // rows (sqlite/sign-ups.ts), which no service needs to know.
 import { sql, type SQL } from "drizzle-orm";
+import { foldNameOrNull } from "./fold";
 import { statementTemplate, type RowsOption } from "./template";
 
 /** A new subscriber's values (the service's; the statement reads the referrer's code and the next seq itself). */
@@ -59,7 +60,7 @@ const returning = (alone: (fragment: SQL) => SQL) =>
 
 /** The INSERT's values, by name (statementTemplate); `place` is the row's place among merged rows (1 alone). */
 const VALUES = [
-  "id", "waitlistId", "email", "name", "phone", "status", "deliverability", "points", "referralCode", "signUpToken", "confirmToken", "referrerId",
+  "id", "waitlistId", "email", "name", "nameKey", "phone", "status", "deliverability", "points", "referralCode", "signUpToken", "confirmToken", "referrerId",
   "metadata", "referringDomain", "ip", "fingerprint", "fraudChecks", "country", "city", "timezone", "joinedWith", "joinedAt", "confirmedAt", "place",
 ] as const;
 export type SignUpValue = (typeof VALUES)[number];
@@ -83,10 +84,10 @@ function insertTemplate(confirmed: boolean, referred: boolean, merge: MergeRows)
       // merged with other sign-ups (a store's business), the k-th row takes last_seq + k
       const seq = confirmed ? sql`(SELECT last_seq + ${v.place} FROM waitlists WHERE id = ${v.waitlistId})` : sql`NULL`;
       const referrer = (column: "referral_code" | "id") => (referred ? sql`(SELECT ${sql.raw(column)} FROM subscribers WHERE id = ${v.referrerId})` : sql`NULL`);
-      return sql`INSERT INTO subscribers (id, waitlist_id, email, name, phone, status, deliverability, points, seq, referral_code, sign_up_token,
+      return sql`INSERT INTO subscribers (id, waitlist_id, email, name, name_key, phone, status, deliverability, points, seq, referral_code, sign_up_token,
         confirm_token, referred_by, referrer_id, metadata, referring_domain, ip_address, fingerprint, fraud_checks, country, city, timezone, joined_with,
         joined_at, confirmed_at, updated_at)
-      VALUES ${row(sql`(${v.id}, ${v.waitlistId}, ${v.email}, ${v.name}, ${v.phone}, ${v.status}, ${v.deliverability}, ${v.points}, ${seq}, ${v.referralCode},
+      VALUES ${row(sql`(${v.id}, ${v.waitlistId}, ${v.email}, ${v.name}, ${v.nameKey}, ${v.phone}, ${v.status}, ${v.deliverability}, ${v.points}, ${seq}, ${v.referralCode},
         ${v.signUpToken}, ${v.confirmToken}, ${referrer("referral_code")}, ${referrer("id")}, ${v.metadata}, ${v.referringDomain}, ${v.ip},
         ${v.fingerprint}, ${v.fraudChecks}, ${v.country}, ${v.city}, ${v.timezone}, ${v.joinedWith}, ${v.joinedAt}, ${v.confirmedAt}, ${v.joinedAt})`)}
       ON CONFLICT (waitlist_id, email) DO NOTHING ${returning(alone)}`;
@@ -99,5 +100,5 @@ function insertTemplate(confirmed: boolean, referred: boolean, merge: MergeRows)
 /** A store's `insertSubscriber`: the statement for one new subscriber, to run in a `write`. */
 export function signUpInserts(merge: MergeRows = () => undefined): (s: NewSubscriber) => SQL {
   const inserts = [insertTemplate(false, false, merge), insertTemplate(false, true, merge), insertTemplate(true, false, merge), insertTemplate(true, true, merge)];
-  return (s) => inserts[(s.status === "confirmed" ? 2 : 0) + (s.referrerId ? 1 : 0)]({ ...s, place: 1 });
+  return (s) => inserts[(s.status === "confirmed" ? 2 : 0) + (s.referrerId ? 1 : 0)]({ ...s, nameKey: foldNameOrNull(s.name), place: 1 });
 }

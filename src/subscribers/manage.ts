@@ -3,6 +3,7 @@
 import { eq, sql } from "drizzle-orm";
 import { now } from "../clock";
 import type { Db } from "../db/db";
+import { foldNameOrNull } from "../db/fold";
 import { lockLine } from "./lock";
 import type { Waitlist } from "../http/api";
 import { AppError, badRequest, notFound } from "../http/errors";
@@ -33,7 +34,7 @@ export async function updateSubscriber(db: Db, waitlist: Waitlist, idOrEmail: st
     }
     const at = now();
     const set = sql`updated_at = ${at}, metadata = ${metadata}
-      ${input.name !== undefined ? sql`, name = ${clean(input.name)}` : sql``}
+      ${input.name !== undefined ? sql`, name = ${clean(input.name)}, name_key = ${foldNameOrNull(clean(input.name))}` : sql``}
       ${input.phone !== undefined ? sql`, phone = ${clean(input.phone)}` : sql``}
       ${input.points !== undefined ? sql`, points = ${input.points}` : sql``}`;
     // the metadata read above guards the write: a concurrent merge makes this one re-read and retry

@@ -3,6 +3,7 @@
 // its tag, a milestone.reached webhook and an email, all in the referral's own transaction.
 import { sql, type SQL } from "drizzle-orm";
 import { sortableToken, token } from "../clock";
+import { foldName } from "../db/fold";
 import type { Waitlist } from "../http/api";
 import { email, webhookEvent, type Outgoing } from "../outbox/events";
 import { milestonesOf } from "../waitlists/service";
@@ -23,11 +24,11 @@ export function milestonesReached(w: Waitlist, referrerId: string, at: number, o
       ON CONFLICT (subscriber_id, referrals) DO NOTHING`);
     if (m.tag) {
       statements.push(
-        sql`INSERT INTO tags (id, waitlist_id, name, color, created_at) SELECT ${token(16)}, ${w.id}, ${m.tag}, 'purple', ${at}
-          WHERE ${awarded} AND NOT EXISTS (SELECT 1 FROM tags WHERE waitlist_id = ${w.id} AND lower(name) = lower(${m.tag}))
+        sql`INSERT INTO tags (id, waitlist_id, name, name_key, color, created_at) SELECT ${token(16)}, ${w.id}, ${m.tag}, ${foldName(m.tag)}, 'purple', ${at}
+          WHERE ${awarded} AND NOT EXISTS (SELECT 1 FROM tags WHERE waitlist_id = ${w.id} AND name_key = ${foldName(m.tag)})
           ON CONFLICT DO NOTHING`,
         sql`INSERT INTO subscriber_tags (subscriber_id, tag_id)
-          SELECT ${referrerId}, id FROM tags WHERE waitlist_id = ${w.id} AND lower(name) = lower(${m.tag}) AND ${awarded}
+          SELECT ${referrerId}, id FROM tags WHERE waitlist_id = ${w.id} AND name_key = ${foldName(m.tag)} AND ${awarded}
           ON CONFLICT DO NOTHING`,
       );
     }

@@ -1,4 +1,5 @@
 // TypeBox models of the subscriber endpoints (spec: Subscriber, Subscribers endpoints; DESIGN §5 caps).
+import { SAME_NAME } from "../db/fold";
 import { t } from "elysia";
 import { EMAIL_PATTERN, Int, Matching, QueryInt } from "../http/schema";
 import { EMAIL_MAX } from "./email";
@@ -82,10 +83,10 @@ export const ListQuery = t.Object({
   limit: t.Optional(QueryInt({ minimum: 1, maximum: 100, description: "Default 20" })),
   sort_by: t.Optional(t.Union([t.Literal("position"), t.Literal("points"), t.Literal("date"), t.Literal("referral_count"), t.Literal("email")])),
   sort_dir: t.Optional(t.Union([t.Literal("asc"), t.Literal("desc")])),
-  tag: t.Optional(t.String({ description: "Tag name (case-insensitive) or id; one the waitlist does not have is 400, naming its tags" })),
+  tag: t.Optional(t.String({ description: `Tag name or id; one the waitlist does not have is 400, naming its tags. Names are ${SAME_NAME}` })),
   status: t.Optional(Status("Extension: only subscribers with this status")),
   unsubscribed: t.Optional(t.Union([t.Literal("true"), t.Literal("false")], { description: "Extension: true lists only unsubscribed subscribers, false only those still receiving email" })),
-  q: t.Optional(t.String({ maxLength: 254, description: "Search: part of the email or name" })),
+  q: t.Optional(t.String({ maxLength: 254, description: `Search: part of the email (case-insensitive) or of the name, ${SAME_NAME}` })),
 });
 
 export const ListResponse = t.Object({

@@ -1,6 +1,7 @@
 // Reading subscribers: one by id or email, and the paginated, sorted, filtered list (spec: GET .../subscribers).
 import { sql, type SQL } from "drizzle-orm";
 import type { Db } from "../db/db";
+import { foldName } from "../db/fold";
 import type { Waitlist } from "../http/api";
 import { badRequest, notFound } from "../http/errors";
 import { normalizeEmail } from "./email";
@@ -59,9 +60,11 @@ function orderOf(sort: Sort, dir: "asc" | "desc"): SQL {
 }
 
 async function tagFilter(db: Db, waitlistId: string, tag: string): Promise<SQL> {
-  const all = await db.rows<{ id: string; name: string }>(sql`SELECT id, name FROM tags WHERE waitlist_id = ${waitlistId} ORDER BY lower(name)`);
-  const wanted = tag.trim().toLowerCase();
-  const found = all.find((t) => t.id === tag.trim() || t.name.toLowerCase() === wanted);
+  const all = await db.rows<{ id: string; name: string; name_key: string }>(
+    sql`SELECT id, name, name_key FROM tags WHERE waitlist_id = ${waitlistId} ORDER BY ${db.d.bytewise(sql`name_key`)}`,
+  );
+  const wanted = foldName(tag.trim());
+  const found = all.find((t) => t.id === tag.trim() || t.name_key === wanted);
   if (!found) {
     const names = all.map((t) => t.name);
     throw badRequest(`Unknown tag "${tag}". ${names.length ? `This waitlist's tags: ${names.join(", ")}` : "This waitlist has no tags"}`);
@@ -69,7 +72,8 @@ async function tagFilter(db: Db, waitlistId: string, tag: string): Promise<SQL> 
   return sql`EXISTS (SELECT 1 FROM subscriber_tags st WHERE st.subscriber_id = s.id AND st.tag_id = ${found.id})`;
 }
 
-const likePattern = (q: string) => `%${q.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+/** `%q%` with LIKE's own characters escaped; `q` as the column it is compared with spells it. */
+const likePattern = (q: string) => `%${q.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 
 export async function listSubscribers(db: Db, waitlist: Waitlist, params: ListParams, baseUrl: string) {
   const page = params.page === undefined ? 1 : Number(params.page);
@@ -84,7 +88,8 @@ export async function listSubscribers(db: Db, waitlist: Waitlist, params: ListPa
   else if (params.status) filters.push(sql`s.status = 'confirmed' AND s.access = ${params.status}`);
   if (params.unsubscribed !== undefined) filters.push(params.unsubscribed === "true" ? sql`s.unsubscribed_at IS NOT NULL` : sql`s.unsubscribed_at IS NULL`);
   const q = params.q?.trim();
-  if (q) filters.push(sql`(s.email LIKE ${likePattern(q)} ESCAPE '\\' OR lower(s.name) LIKE ${likePattern(q)} ESCAPE '\\')`);
+  // emails are stored lowercased, names compared by their folded key (db/fold-names.ts): the same on both engines
+  if (q) filters.push(sql`(s.email LIKE ${likePattern(q.toLowerCase())} ESCAPE '\\' OR s.name_key LIKE ${likePattern(foldName(q))} ESCAPE '\\')`);
   const where = sql.join(filters, sql` AND `);
 
   let total: number;

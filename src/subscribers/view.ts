@@ -47,7 +47,7 @@ export interface SubscriberRow {
 
 /** The tags of the subscriber row aliased `s`, by name, as JSON text. */
 const tagsOf = (d: Dialect): SQL =>
-  sql`(SELECT ${d.jsonObjects({ id: sql.raw("t.id"), name: sql.raw("t.name"), color: sql.raw("t.color") }, sql.raw("lower(t.name)"))}
+  sql`(SELECT ${d.jsonObjects({ id: sql.raw("t.id"), name: sql.raw("t.name"), color: sql.raw("t.color") }, d.bytewise(sql.raw("t.name_key")))}
     FROM subscriber_tags st JOIN tags t ON t.id = st.tag_id WHERE st.subscriber_id = s.id)`;
 
 /** The SELECT of subscribers matching `where` (on alias `s`), with position and tags. */

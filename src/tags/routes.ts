@@ -1,4 +1,5 @@
 // Tag endpoints (DESIGN §4 extension): list/create/delete tags, tag and untag subscribers.
+import { SAME_NAME } from "../db/fold";
 import { Elysia, t } from "elysia";
 import { Text } from "../http/schema";
 import type { Config } from "../config";
@@ -37,7 +38,7 @@ export function tagRoutes(deps: { db: Db; config: Config; api: ReturnType<typeof
         params: t.Object({ waitlistKey: t.String() }),
         body: t.Object({ name: Text({ maxLength: TAG_NAME_MAX }), color: t.Optional(Color) }, { additionalProperties: false }),
         response: { 201: t.Object({ success: t.Boolean(), data: t.Object({ tag: Tag }) }), ...errorResponses(400, 401, 403, 409, 429) },
-        detail: { tags: ["Tags"], summary: "Create a tag", description: `Colors: ${TAG_COLORS.join(", ")} (default gray). Names are unique per waitlist, case-insensitively.` },
+        detail: { tags: ["Tags"], summary: "Create a tag", description: `Colors: ${TAG_COLORS.join(", ")} (default gray). Names are unique per waitlist, ${SAME_NAME}.` },
       },
     )
     .delete("/tags/:tagId", async ({ auth, params }) => deleteTag(db, auth.waitlist!.id, params.tagId), {

@@ -2,6 +2,7 @@
 import { and, eq, sql } from "drizzle-orm";
 import { now, token } from "../clock";
 import type { Db } from "../db/db";
+import { foldName } from "../db/fold";
 import { TAG_COLORS } from "../db/schema";
 import { AppError, badRequest, conflict, notFound } from "../http/errors";
 import { findSubscriber } from "../subscribers/query";
@@ -22,7 +23,7 @@ function checkName(raw: string): string {
 export async function listTags(db: Db, waitlistId: string) {
   return db.rows<{ id: string; name: string; color: string; subscribers: number }>(sql`
     SELECT t.id, t.name, t.color, (SELECT count(*) FROM subscriber_tags st WHERE st.tag_id = t.id) AS subscribers
-    FROM tags t WHERE t.waitlist_id = ${waitlistId} ORDER BY lower(t.name)`);
+    FROM tags t WHERE t.waitlist_id = ${waitlistId} ORDER BY ${db.d.bytewise(sql`t.name_key`)}`);
 }
 
 export async function createTag(db: Db, waitlistId: string, input: { name: string; color?: Color }) {
@@ -33,23 +34,23 @@ export async function createTag(db: Db, waitlistId: string, input: { name: strin
     // at once on PostgreSQL cannot both count 99)
     const [, inserted] = await db.write([
       sql`SELECT 1 FROM waitlists WHERE id = ${waitlistId}${db.d.forUpdate}`,
-      sql`INSERT INTO tags (id, waitlist_id, name, color, created_at)
-        SELECT ${row.id}, ${waitlistId}, ${name}, ${row.color}, ${row.createdAt}
+      sql`INSERT INTO tags (id, waitlist_id, name, name_key, color, created_at)
+        SELECT ${row.id}, ${waitlistId}, ${name}, ${foldName(name)}, ${row.color}, ${row.createdAt}
         WHERE (SELECT count(*) FROM tags WHERE waitlist_id = ${waitlistId}) < ${TAGS_PER_WAITLIST} RETURNING id`,
     ]);
     if (inserted.length === 0) throw new AppError("conflict", `A waitlist can have at most ${TAGS_PER_WAITLIST} tags`);
   } catch (err) {
-    if (db.d.uniqueKey(err) === "index 'tags_waitlist_name_idx'") throw conflict(`A tag named "${name}" already exists`);
+    if (db.d.uniqueKey(err) === "tags.waitlist_id, tags.name_key") throw conflict(`A tag named "${name}" already exists`);
     throw err;
   }
   return { id: row.id, name, color: row.color };
 }
 
-/** A tag of the waitlist by id, or by name (case-insensitive). */
+/** A tag of the waitlist by id, or by name (its folded key: db/fold-names.ts). */
 async function findTag(db: Db, waitlistId: string, idOrName: string) {
   const ref = idOrName.trim();
   const [tag] = await db.rows<{ id: string; name: string; color: string }>(sql`
-    SELECT id, name, color FROM tags WHERE waitlist_id = ${waitlistId} AND (id = ${ref} OR lower(name) = ${ref.toLowerCase()})
+    SELECT id, name, color FROM tags WHERE waitlist_id = ${waitlistId} AND (id = ${ref} OR name_key = ${foldName(ref)})
     ORDER BY id = ${ref} DESC LIMIT 1`);
   return tag as { id: string; name: string; color: string } | undefined;
 }
@@ -70,7 +71,7 @@ export async function tagSubscriber(db: Db, waitlist: Waitlist, idOrEmail: strin
     if (!ref.trim()) throw badRequest(`tags[${i}] must not be blank`);
   });
   const found = await Promise.all(refs.map((ref) => findTag(db, waitlist.id, ref)));
-  const missing = [...new Map(refs.filter((_, i) => !found[i]).map((ref) => [ref.trim().toLowerCase(), ref] as const)).values()];
+  const missing = [...new Map(refs.filter((_, i) => !found[i]).map((ref) => [foldName(ref.trim()), ref] as const)).values()];
   if (missing.length) {
     const [{ n }] = await db.rows<{ n: number }>(sql`SELECT count(*) AS n FROM tags WHERE waitlist_id = ${waitlist.id}`);
     if (Number(n) + missing.length > TAGS_PER_WAITLIST) throw new AppError("conflict", `A waitlist can have at most ${TAGS_PER_WAITLIST} tags; this would make ${Number(n) + missing.length}`);

@@ -1,4 +1,5 @@
 // TypeBox models of the waitlist and settings endpoints (spec: Waitlists; DESIGN §4 settings extension).
+import { SAME_NAME } from "../db/fold";
 import { t } from "elysia";
 import { CreatePageBody } from "../landing/model";
 import { HOST_OR_BLANK_PATTERN, HOST_OR_WILDCARD_PATTERN, HTTP_URL_PATTERN, Int, Matching, OrNull, PLAIN_TEXT_PATTERN, SLUG_PATTERN, Text } from "../http/schema";
@@ -22,7 +23,7 @@ export const ReferralRewards = t.Object(
 
 export const CreateWaitlistBody = t.Object(
   {
-    name: Text({ maxLength: NAME_MAX, description: "Required; trimmed; globally unique (case-insensitive)" }),
+    name: Text({ maxLength: NAME_MAX, description: `Required; trimmed; globally unique, ${SAME_NAME}` }),
     slug: t.Optional(
       Matching(SLUG_PATTERN, {
         maxLength: NAME_MAX,

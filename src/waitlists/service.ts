@@ -3,6 +3,7 @@ import { desc, eq, getTableColumns, getTableName, sql, type SQL } from "drizzle-
 import { now, token } from "../clock";
 import type { Db, Tables } from "../db/db";
 import type { PlanId } from "../db/schema";
+import { foldName } from "../db/fold";
 import { newPageRow } from "../landing/service";
 import { AppError, badRequest, conflict, forbidden } from "../http/errors";
 import type { Waitlist } from "../http/api";
@@ -44,8 +45,8 @@ async function nameTaken(db: Db, err: unknown, mine: { id: string; name: string;
   const others = await db
     .select({ name: waitlists.name, slug: waitlists.slug, customDomain: waitlists.customDomain })
     .from(waitlists)
-    .where(sql`${waitlists.id} <> ${mine.id} AND (lower(${waitlists.name}) = ${mine.name.toLowerCase()} OR ${waitlists.slug} = ${mine.slug} OR ${waitlists.customDomain} = ${mine.customDomain})`);
-  if (others.some((o) => o.name.toLowerCase() === mine.name.toLowerCase())) return conflict(`name "${mine.name}" is already taken`);
+    .where(sql`${waitlists.id} <> ${mine.id} AND (${waitlists.nameKey} = ${foldName(mine.name)} OR ${waitlists.slug} = ${mine.slug} OR ${waitlists.customDomain} = ${mine.customDomain})`);
+  if (others.some((o) => foldName(o.name) === foldName(mine.name))) return conflict(`name "${mine.name}" is already taken`);
   if (others.some((o) => o.slug === mine.slug)) return conflict(`slug "${mine.slug}" is already taken`);
   if (mine.customDomain !== null && others.some((o) => o.customDomain === mine.customDomain)) return conflict("custom_domain is already used by another waitlist");
   // a unique key of some other row (the id): not the client's doing
@@ -72,6 +73,7 @@ export async function createWaitlist(db: Db, owner: { accountId: string; plan: P
     key: token(20),
     slug,
     name,
+    nameKey: foldName(name),
     category: input.category?.trim() || null,
     description: input.description?.trim() || null,
     referralEnabled: input.referral_rewards?.enabled ?? false,
@@ -205,7 +207,10 @@ function checkMilestones(list: { referrals: number; reward: string; tag?: string
 export async function updateSettings(db: Db, w: Waitlist, patch: SettingsPatch, opts: { blockPrivateWebhooks: boolean }) {
   if (!patch || Object.keys(patch).length === 0) throw badRequest("Provide at least one setting to change");
   const set: Partial<Tables["waitlists"]["$inferInsert"]> = {};
-  if (patch.name !== undefined) set.name = checkName(patch.name);
+  if (patch.name !== undefined) {
+    set.name = checkName(patch.name);
+    set.nameKey = foldName(set.name);
+  }
   if (patch.category !== undefined) set.category = patch.category?.trim() || null;
   if (patch.description !== undefined) set.description = patch.description?.trim() || null;
   if (patch.double_opt_in !== undefined) set.doubleOptIn = patch.double_opt_in;

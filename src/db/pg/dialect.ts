@@ -42,6 +42,7 @@ export const pgDialect: Dialect = {
   // the text cast first: the driver would otherwise send the JSON text as one JSON string
   jsonTextArray: (values) => sql`jsonb_array_elements_text(${JSON.stringify(values)}::text::jsonb) AS j(value)`,
   jsonObjects: (fields, orderBy) => sql`coalesce(json_agg(json_build_object(${pairs(fields)}) ORDER BY ${orderBy}), '[]'::json)::text`,
+  bytewise: (text) => sql`${text} COLLATE "C"`,
   greatest: (a, b) => sql`greatest(${a}, ${b})`,
   uniqueKey(err) {
     // a builder query's error (drizzle's DrizzleQueryError) carries the driver's as its cause

@@ -14,6 +14,7 @@ export const sqliteDialect: Dialect = {
   indexHint: (name) => sql.raw(`INDEXED BY ${name}`),
   jsonTextArray: (values) => sql`json_each(${JSON.stringify(values)}) AS j`,
   jsonObjects: (fields, orderBy) => sql`json_group_array(json_object(${pairs(fields)}) ORDER BY ${orderBy})`,
+  bytewise: (text) => text,
   greatest: (a, b) => sql`max(${a}, ${b})`,
   uniqueKey(err) {
     const m = /UNIQUE constraint failed: (index '[^']+'|[\w.]+(?:, [\w.]+)*)/.exec(messageOf(err));
