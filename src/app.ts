@@ -12,6 +12,8 @@ import { accountRoutes } from "./account/routes";
 import { waitlistRoutes } from "./waitlists/routes";
 import { subscriberRoutes } from "./subscribers/routes";
 import { tagRoutes } from "./tags/routes";
+import { broadcastRoutes } from "./broadcasts/routes";
+import { emailRoutes } from "./email/routes";
 import { analyticsRoutes } from "./analytics/routes";
 import { webhookRoutes } from "./webhooks/routes";
 import { pageRoutes } from "./pages/routes";
@@ -81,6 +83,8 @@ export function buildApp(deps: AppDeps) {
     .use(waitlistRoutes({ db, config, api }))
     .use(subscriberRoutes({ db, config, api, dispatch }))
     .use(tagRoutes({ db, config, api, dispatch }))
+    .use(broadcastRoutes({ db, config, api, dispatch }))
+    .use(emailRoutes({ db, api, dispatch, log: deps.log }))
     .use(analyticsRoutes({ db, config, api }))
     .use(webhookRoutes({ db, config, api }))
     .use(landingRoutes({ db, config, api }))

@@ -1,4 +1,5 @@
 // Environment variables and `serve` flags -> one validated Config (DESIGN §3). Nothing else reads process.env.
+import { readFileSync } from "node:fs";
 import type { Level } from "./log";
 
 export interface Config {
@@ -16,6 +17,14 @@ export interface Config {
   internalToken?: string | null;
   smtpUrl: string | null;
   mailFrom: string;
+  /** Issue 45: emails of broadcasts leave at most this many a minute (per deployment, shared by instances). */
+  mailRatePerMinute: number;
+  /** Issue 45: DKIM signing of every email; all three set or none. */
+  dkimDomain: string | null;
+  dkimSelector: string | null;
+  /** The PEM itself (DKIM_PRIVATE_KEY) or read from DKIM_PRIVATE_KEY_FILE. */
+  dkimPrivateKey: string | null;
+  dkimPrivateKeyFile: string | null;
   aiBaseUrl: string | null;
   aiApiKey: string | null;
   aiModel: string | null;
@@ -81,6 +90,11 @@ const SETTINGS: Setting<keyof Config>[] = [
   { key: "internalToken", env: "INTERNAL_TOKEN", flags: ["internal-token"], parse: (raw, name) => (raw.trim().length >= 16 ? raw.trim() : fail(name, "must be at least 16 characters")) },
   { key: "smtpUrl", env: "SMTP_URL", flags: ["smtp-url"], parse: url(["smtp:", "smtps:"]) },
   { key: "mailFrom", env: "MAIL_FROM", flags: ["mail-from"], parse: text },
+  { key: "mailRatePerMinute", env: "MAIL_RATE_PER_MINUTE", flags: ["mail-rate-per-minute"], parse: int(1, 1_000_000) },
+  { key: "dkimDomain", env: "DKIM_DOMAIN", flags: ["dkim-domain"], parse: text },
+  { key: "dkimSelector", env: "DKIM_SELECTOR", flags: ["dkim-selector"], parse: text },
+  { key: "dkimPrivateKey", env: "DKIM_PRIVATE_KEY", flags: [], parse: text },
+  { key: "dkimPrivateKeyFile", env: "DKIM_PRIVATE_KEY_FILE", flags: ["dkim-private-key-file"], parse: text },
   { key: "aiBaseUrl", env: "AI_BASE_URL", flags: ["ai-base-url"], parse: url(["http:", "https:"]) },
   { key: "aiApiKey", env: "AI_API_KEY", flags: ["ai-api-key"], parse: text },
   { key: "aiModel", env: "AI_MODEL", flags: ["ai-model"], parse: text },
@@ -105,6 +119,11 @@ const DEFAULTS = {
   databaseSync: "full",
   trustProxy: false,
   smtpUrl: null,
+  mailRatePerMinute: 600,
+  dkimDomain: null,
+  dkimSelector: null,
+  dkimPrivateKey: null,
+  dkimPrivateKeyFile: null,
   aiBaseUrl: null,
   aiApiKey: null,
   aiModel: null,
@@ -133,7 +152,26 @@ export function loadConfig(env: Record<string, string | undefined>, flags: Map<s
   const config = values as Config;
   config.baseUrl ??= `http://localhost:${config.port}`;
   config.mailFrom ??= `Waitlist <noreply@${new URL(config.baseUrl).hostname}>`;
+  if (!only) checkDkim(config);
   return config;
+}
+
+/** The sender's domain: what Message-IDs end in (issue 45). */
+export const mailDomain = (mailFrom: string): string => /@([^>\s]+)>?\s*$/.exec(mailFrom)?.[1]?.toLowerCase() ?? "localhost";
+
+/** DKIM needs its domain, selector and key together; the key file is read here, so a bad path stops start-up. */
+function checkDkim(config: Config) {
+  if (config.dkimPrivateKey && config.dkimPrivateKeyFile) fail("DKIM_PRIVATE_KEY_FILE", "set DKIM_PRIVATE_KEY or DKIM_PRIVATE_KEY_FILE, not both");
+  if (config.dkimPrivateKeyFile) {
+    try {
+      config.dkimPrivateKey = readFileSync(config.dkimPrivateKeyFile, "utf8");
+    } catch (err) {
+      fail("DKIM_PRIVATE_KEY_FILE", `cannot read ${config.dkimPrivateKeyFile}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+    }
+  }
+  if (config.dkimPrivateKey && !/-----BEGIN (RSA |EC )?PRIVATE KEY-----/.test(config.dkimPrivateKey)) fail("DKIM_PRIVATE_KEY", "must be a PEM private key (-----BEGIN PRIVATE KEY-----)");
+  const set = [config.dkimDomain, config.dkimSelector, config.dkimPrivateKey].filter((v) => v !== null).length;
+  if (set !== 0 && set !== 3) fail("DKIM_DOMAIN", "DKIM signing needs DKIM_DOMAIN, DKIM_SELECTOR and DKIM_PRIVATE_KEY (or DKIM_PRIVATE_KEY_FILE) together");
 }
 
 /** DATABASE_URL on its own, for admin commands (`--db` wins). */

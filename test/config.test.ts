@@ -34,6 +34,11 @@ describe("loadConfig defaults (DESIGN §3 table)", () => {
       trustProxy: false,
       smtpUrl: null,
       mailFrom: "Waitlist <noreply@localhost>",
+      mailRatePerMinute: 600,
+      dkimDomain: null,
+      dkimSelector: null,
+      dkimPrivateKey: null,
+      dkimPrivateKeyFile: null,
       aiBaseUrl: null,
       aiApiKey: null,
       aiModel: null,
@@ -71,6 +76,10 @@ describe("loadConfig reads the environment", () => {
       TRUST_PROXY: "true",
       SMTP_URL: "smtp://user:pass@mail.example.com:587",
       MAIL_FROM: "Launch <hello@example.com>",
+      MAIL_RATE_PER_MINUTE: "1200",
+      DKIM_DOMAIN: "example.com",
+      DKIM_SELECTOR: "wl1",
+      DKIM_PRIVATE_KEY: "-----BEGIN PRIVATE KEY-----\nMII...\n-----END PRIVATE KEY-----",
       AI_BASE_URL: "http://127.0.0.1:11434/v1",
       AI_API_KEY: "sk-test",
       AI_MODEL: "llama3",
@@ -92,6 +101,11 @@ describe("loadConfig reads the environment", () => {
       trustProxy: true,
       smtpUrl: "smtp://user:pass@mail.example.com:587",
       mailFrom: "Launch <hello@example.com>",
+      mailRatePerMinute: 1200,
+      dkimDomain: "example.com",
+      dkimSelector: "wl1",
+      dkimPrivateKey: "-----BEGIN PRIVATE KEY-----\nMII...\n-----END PRIVATE KEY-----",
+      dkimPrivateKeyFile: null,
       aiBaseUrl: "http://127.0.0.1:11434/v1",
       aiApiKey: "sk-test",
       aiModel: "llama3",
@@ -138,6 +152,10 @@ describe("a bad value throws ConfigError naming the variable or flag", () => {
     ["BASE_URL", "ftp://x"],
     ["AI_TIMEOUT_MS", "0"],
     ["SMTP_URL", "http://x"],
+    ["MAIL_RATE_PER_MINUTE", "0"],
+    ["DKIM_DOMAIN", "example.com"],
+    ["DKIM_PRIVATE_KEY", "not a pem"],
+    ["DKIM_PRIVATE_KEY_FILE", "/nonexistent/dkim.pem"],
   ];
   for (const [name, value] of bad) {
     test(`${name}=${value} is refused naming ${name}`, () => {
@@ -154,6 +172,7 @@ describe("a bad value throws ConfigError naming the variable or flag", () => {
     ["base-url", "ftp://x"],
     ["ai-timeout-ms", "0"],
     ["smtp-url", "http://x"],
+    ["mail-rate-per-minute", "-1"],
   ];
   for (const [flag, value] of badFlags) {
     test(`--${flag} ${value} is refused naming --${flag}`, () => {

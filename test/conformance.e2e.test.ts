@@ -116,6 +116,8 @@ const SEMANTIC_400: RegExp[] = [
   /^Unknown tag "/, // spec: the list's tag filter names a tag of the waitlist
   /^milestones\[\d+\]\.referrals: \d+ appears twice/, // distinct thresholds
   /^webhook\.url is required while webhook\.enabled is true$/, // across two fields
+  /^Unknown tag "[^"]*" in segment\./, // issue 45: a broadcast's segment names tags of the waitlist
+  /^segment\.signed_up_before must be later than segment\.signed_up_after$/, // across two fields
 ];
 
 function declared(o: Operation): number[] {
@@ -247,6 +249,20 @@ function invalidBodies(schema: Json, valid: Json): Invalid[] {
   return out;
 }
 
+/**
+ * A value of `schema`. json-schema-faker 0.6 throws when it left out every optional member of an object whose
+ * minProperties asks for one (a PATCH or PUT body of optional fields): it is asked again, its seeded stream moved on.
+ */
+function generate(gen: ReturnType<typeof createGeneratorSync>, schema: Json): unknown {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return gen.generate(schema);
+    } catch (err) {
+      if (attempt === 20 || !/were not found while additionalProperties is false/.test(String((err as Error).message))) throw err;
+    }
+  }
+}
+
 // ---- the tests -------------------------------------------------------------------------------------------------
 
 describe("conformance to the document, both directions, both engines", () => {
@@ -259,7 +275,7 @@ describe("conformance to the document, both directions, both engines", () => {
       const params = queryParams(o);
       const rounds = schema || params.length ? VALID_PER_OPERATION : 1;
       for (let i = 0; i < rounds; i++) {
-        const body = schema ? gen.generate(schema) : undefined;
+        const body = schema ? generate(gen, schema) : undefined;
         const query: Record<string, string> = {};
         for (const p of params) if (p.required || (i % 2 === 0) !== (p.name.length % 2 === 0)) query[p.name] = String(gen.generate(p.schema));
         for (const { side: x, res } of await both(o, query, body)) {

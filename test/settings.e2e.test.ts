@@ -50,6 +50,8 @@ describe("settings", () => {
       invite_redirect_url: null,
       // issue 16
       captcha: "off",
+      // issue 45: the look of every email
+      email_template: { sender_name: null, logo_url: null, color: "#111827", footer: null },
       // issue 43: read-only, no page yet
       landing_page_status: null,
     });

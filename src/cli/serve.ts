@@ -1,6 +1,6 @@
 // `waitlist serve`: open the database, start the HTTP server and the jobs; SIGTERM drains, checkpoints (embedded) and closes
 // within STOP_BUDGET_MS (DESIGN §8, issue 17). A start-up failure is one line, exit 2, and leaves nothing created.
-import { loadConfig } from "../config";
+import { loadConfig, mailDomain } from "../config";
 import { displayUrl, openDatabase, removeCreatedFiles, type Db } from "../db/open";
 import { createLogger } from "../log";
 import { buildApp } from "../app";
@@ -36,6 +36,11 @@ function listenFailure(err: unknown, host: string, port: number): CommandError |
 export async function serve(flags: Map<string, string>, env: Record<string, string | undefined>): Promise<void> {
   const config = loadConfig(env, flags);
   const log = createLogger(config.logLevel);
+  // issue 45: mail providers refuse or spam-folder mail from a domain that is not one
+  const domain = mailDomain(config.mailFrom);
+  if (domain === "localhost" || domain.endsWith(".localhost") || /^[\d.]+$|:/.test(domain)) {
+    log.warn("MAIL_FROM is not on a real domain: set BASE_URL to the public URL or MAIL_FROM to an address of your domain, or providers will reject the emails", { mail_from: config.mailFrom });
+  }
   const db: Db = await openDatabase({ url: config.databaseUrl, poolSize: config.databasePoolSize, sync: config.databaseSync, warn: log.warn });
   const dispatcher = createDispatcher({ db, config, log });
   const app = buildApp({ config, db, log, dispatcher });
@@ -61,7 +66,7 @@ export async function serve(flags: Map<string, string>, env: Record<string, stri
   await presence.ready.catch(onPresenceError);
   // compaction is the embedded file's upkeep (incremental vacuum, WAL truncation); PostgreSQL runs its own autovacuum
   const embedded = db.d.name === "sqlite";
-  const jobs = startJobs({ db, dispatcher }, log, embedded ? JOBS : JOBS.filter((j) => j.name !== "compact-database"));
+  const jobs = startJobs({ db, dispatcher, mailRatePerMinute: config.mailRatePerMinute }, log, embedded ? JOBS : JOBS.filter((j) => j.name !== "compact-database"));
   keepMemoryNear(MEMORY_BUDGET);
   // once, before the first request: drops the code compiled for start-up (routes, schemas, migrations) and collects,
   // so the live heap that JavaScriptCore's growth multiplies under load is smaller (issue 19: a 3-6 MB lower peak).

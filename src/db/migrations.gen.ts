@@ -15,9 +15,11 @@ import m0012 from "../../drizzle/0012_incremental_vacuum.sql" with { type: "text
 import m0013 from "../../drizzle/0013_counters_without_rowid.sql" with { type: "text" };
 import m0014 from "../../drizzle/0014_deferred_counters.sql" with { type: "text" };
 import m0015 from "../../drizzle/0015_folded_names.sql" with { type: "text" };
+import m0016 from "../../drizzle/0016_broadcasts.sql" with { type: "text" };
 import p0000 from "../../drizzle-pg/0000_baseline.sql" with { type: "text" };
 import p0001 from "../../drizzle-pg/0001_triggers.sql" with { type: "text" };
 import p0002 from "../../drizzle-pg/0002_folded_names.sql" with { type: "text" };
+import p0003 from "../../drizzle-pg/0003_broadcasts.sql" with { type: "text" };
 
 export const migrations: { tag: string; sql: string }[] = [
   { tag: "0000_init", sql: m0000 },
@@ -36,10 +38,12 @@ export const migrations: { tag: string; sql: string }[] = [
   { tag: "0013_counters_without_rowid", sql: m0013 },
   { tag: "0014_deferred_counters", sql: m0014 },
   { tag: "0015_folded_names", sql: m0015 },
+  { tag: "0016_broadcasts", sql: m0016 },
 ];
 
 export const pgMigrations: { tag: string; sql: string }[] = [
   { tag: "0000_baseline", sql: p0000 },
   { tag: "0001_triggers", sql: p0001 },
   { tag: "0002_folded_names", sql: p0002 },
+  { tag: "0003_broadcasts", sql: p0003 },
 ];

@@ -2,7 +2,7 @@
 // test/schema-parity.unit.test.ts; drizzle-kit generates drizzle-pg/ from it. ms timestamps are bigint, flags boolean.
 import { sql } from "drizzle-orm";
 import { bigint, boolean, index, integer, pgTable, primaryKey, text, uniqueIndex } from "drizzle-orm/pg-core";
-import { PLANS, SUBSCRIBER_STATUSES, ACCESS_STATUSES, DELIVERABILITY, TAG_COLORS, OUTBOX_KINDS, OUTBOX_STATUSES, PAGE_TYPES, PAGE_STATUSES } from "./schema";
+import { PLANS, SUBSCRIBER_STATUSES, ACCESS_STATUSES, DELIVERABILITY, TAG_COLORS, OUTBOX_KINDS, OUTBOX_STATUSES, EMAIL_STATUSES, BROADCAST_STATUSES, RECIPIENT_STATUSES, PAGE_TYPES, PAGE_STATUSES } from "./schema";
 
 
 export const accounts = pgTable("accounts", {
@@ -57,6 +57,11 @@ export const waitlists = pgTable(
     webhookUrl: text("webhook_url"),
     webhookEnabled: boolean("webhook_enabled").notNull().default(false),
     signingSecret: text("signing_secret").notNull(),
+    /** Issue 45: the look of every email (settings `email_template`). */
+    emailSenderName: text("email_sender_name"),
+    emailLogoUrl: text("email_logo_url"),
+    emailColor: text("email_color").notNull().default("#111827"),
+    emailFooter: text("email_footer"),
     customDomain: text("custom_domain").unique(),
     /** The status page shows the top 10 referrers (masked) when on (issue 11). */
     leaderboard: boolean("leaderboard").notNull().default(false),
@@ -159,6 +164,8 @@ export const subscribers = pgTable(
     inviteExpiresAt: bigint("invite_expires_at", { mode: "number" }),
     acceptedAt: bigint("accepted_at", { mode: "number" }),
     /** Issue 16: set by the unsubscribe link; no email of any kind goes to this subscriber afterwards. */
+    /** Issue 45: "bounced" (a permanent failure) or "complained" (marked as spam): no email of any kind goes out. */
+    emailStatus: text("email_status", { enum: EMAIL_STATUSES }).notNull().default("ok"),
     unsubscribedAt: bigint("unsubscribed_at", { mode: "number" }),
     updatedAt: bigint("updated_at", { mode: "number" }).notNull(),
   },
@@ -297,7 +304,12 @@ export const outbox = pgTable(
     createdAt: bigint("created_at", { mode: "number" }).notNull(),
     sentAt: bigint("sent_at", { mode: "number" }),
   },
-  (t) => [index("outbox_due_idx").on(t.status, t.nextAttemptAt), index("outbox_waitlist_idx").on(t.waitlistId, t.createdAt)],
+  (t) => [
+    index("outbox_due_idx").on(t.status, t.nextAttemptAt),
+    index("outbox_waitlist_idx").on(t.waitlistId, t.createdAt),
+    // a subscriber's email history (issue 45)
+    index("outbox_subscriber_email_idx").on(t.subscriberId, t.createdAt).where(sql`${t.kind} = 'email'`),
+  ],
 );
 
 
@@ -403,4 +415,45 @@ export const confirmationSends = pgTable(
     sentAt: bigint("sent_at", { mode: "number" }).notNull(),
   },
   (t) => [index("confirmation_sends_email_idx").on(t.email, t.sentAt), index("confirmation_sends_sent_idx").on(t.sentAt)],
+);
+
+/**
+ * Issue 45: a message the team writes to a segment of its list. Sending walks the segment by subscriber id from
+ * `cursor`, a batch at a time, writing a recipient row and an outbox row for each (broadcasts/send.ts).
+ */
+export const broadcasts = pgTable(
+  "broadcasts",
+  {
+    id: text("id").primaryKey(),
+    waitlistId: text("waitlist_id").notNull().references(() => waitlists.id, { onDelete: "cascade" }),
+    subject: text("subject").notNull(),
+    bodyMarkdown: text("body_markdown").notNull(),
+    /** JSON: the segment as given (broadcasts/segment.ts). */
+    segment: text("segment").notNull().default("{}"),
+    status: text("status", { enum: BROADCAST_STATUSES }).notNull().default("draft"),
+    sendAt: bigint("send_at", { mode: "number" }),
+    /** The last subscriber id given a recipient row; null before the first batch. */
+    cursor: text("cursor"),
+    /** Set when every recipient has its outbox row. */
+    queuedAt: bigint("queued_at", { mode: "number" }),
+    startedAt: bigint("started_at", { mode: "number" }),
+    finishedAt: bigint("finished_at", { mode: "number" }),
+    cancelledAt: bigint("cancelled_at", { mode: "number" }),
+    createdAt: bigint("created_at", { mode: "number" }).notNull(),
+    updatedAt: bigint("updated_at", { mode: "number" }).notNull(),
+  },
+  (t) => [index("broadcasts_waitlist_idx").on(t.waitlistId, t.createdAt), index("broadcasts_due_idx").on(t.status, t.sendAt)],
+);
+
+/** One row per broadcast and subscriber: the primary key is what makes a broadcast reach a subscriber once at most. */
+export const broadcastRecipients = pgTable(
+  "broadcast_recipients",
+  {
+    broadcastId: text("broadcast_id").notNull().references(() => broadcasts.id, { onDelete: "cascade" }),
+    subscriberId: text("subscriber_id").notNull(),
+    outboxId: text("outbox_id").notNull(),
+    status: text("status", { enum: RECIPIENT_STATUSES }).notNull().default("queued"),
+    updatedAt: bigint("updated_at", { mode: "number" }).notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.broadcastId, t.subscriberId] }), index("broadcast_recipients_status_idx").on(t.broadcastId, t.status)],
 );

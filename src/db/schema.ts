@@ -57,6 +57,11 @@ export const waitlists = sqliteTable(
     webhookUrl: text("webhook_url"),
     webhookEnabled: integer("webhook_enabled", { mode: "boolean" }).notNull().default(false),
     signingSecret: text("signing_secret").notNull(),
+    /** Issue 45: the look of every email (settings `email_template`). */
+    emailSenderName: text("email_sender_name"),
+    emailLogoUrl: text("email_logo_url"),
+    emailColor: text("email_color").notNull().default("#111827"),
+    emailFooter: text("email_footer"),
     customDomain: text("custom_domain").unique(),
     /** The status page shows the top 10 referrers (masked) when on (issue 11). */
     leaderboard: integer("leaderboard", { mode: "boolean" }).notNull().default(false),
@@ -114,6 +119,11 @@ export const jobLeases = sqliteTable("job_leases", {
   expiresAt: integer("expires_at").notNull(),
 });
 
+/** Issue 45: whether email reaches the subscriber's address. */
+export const EMAIL_STATUSES = ["ok", "bounced", "complained"] as const;
+export const BROADCAST_STATUSES = ["draft", "scheduled", "sending", "sent", "cancelled"] as const;
+/** queued: its email is in the outbox; skipped: not sent (unsubscribed, bounced, no longer pending...). */
+export const RECIPIENT_STATUSES = ["queued", "sent", "failed", "bounced", "skipped"] as const;
 export const SUBSCRIBER_STATUSES = ["pending", "confirmed"] as const;
 /** Issue 11: where a confirmed subscriber stands with the product. Only `waiting` subscribers are ranked. */
 export const ACCESS_STATUSES = ["waiting", "invited", "joined", "rejected"] as const;
@@ -162,6 +172,8 @@ export const subscribers = sqliteTable(
     inviteExpiresAt: integer("invite_expires_at"),
     acceptedAt: integer("accepted_at"),
     /** Issue 16: set by the unsubscribe link; no email of any kind goes to this subscriber afterwards. */
+    /** Issue 45: "bounced" (a permanent failure) or "complained" (marked as spam): no email of any kind goes out. */
+    emailStatus: text("email_status", { enum: EMAIL_STATUSES }).notNull().default("ok"),
     unsubscribedAt: integer("unsubscribed_at"),
     updatedAt: integer("updated_at").notNull(),
   },
@@ -303,7 +315,12 @@ export const outbox = sqliteTable(
     createdAt: integer("created_at").notNull(),
     sentAt: integer("sent_at"),
   },
-  (t) => [index("outbox_due_idx").on(t.status, t.nextAttemptAt), index("outbox_waitlist_idx").on(t.waitlistId, t.createdAt)],
+  (t) => [
+    index("outbox_due_idx").on(t.status, t.nextAttemptAt),
+    index("outbox_waitlist_idx").on(t.waitlistId, t.createdAt),
+    // a subscriber's email history (issue 45)
+    index("outbox_subscriber_email_idx").on(t.subscriberId, t.createdAt).where(sql`${t.kind} = 'email'`),
+  ],
 );
 
 export const PAGE_TYPES = ["standard", "ai"] as const;
@@ -411,4 +428,45 @@ export const confirmationSends = sqliteTable(
     sentAt: integer("sent_at").notNull(),
   },
   (t) => [index("confirmation_sends_email_idx").on(t.email, t.sentAt), index("confirmation_sends_sent_idx").on(t.sentAt)],
+);
+
+/**
+ * Issue 45: a message the team writes to a segment of its list. Sending walks the segment by subscriber id from
+ * `cursor`, a batch at a time, writing a recipient row and an outbox row for each (broadcasts/send.ts).
+ */
+export const broadcasts = sqliteTable(
+  "broadcasts",
+  {
+    id: text("id").primaryKey(),
+    waitlistId: text("waitlist_id").notNull().references(() => waitlists.id, { onDelete: "cascade" }),
+    subject: text("subject").notNull(),
+    bodyMarkdown: text("body_markdown").notNull(),
+    /** JSON: the segment as given (broadcasts/segment.ts). */
+    segment: text("segment").notNull().default("{}"),
+    status: text("status", { enum: BROADCAST_STATUSES }).notNull().default("draft"),
+    sendAt: integer("send_at"),
+    /** The last subscriber id given a recipient row; null before the first batch. */
+    cursor: text("cursor"),
+    /** Set when every recipient has its outbox row. */
+    queuedAt: integer("queued_at"),
+    startedAt: integer("started_at"),
+    finishedAt: integer("finished_at"),
+    cancelledAt: integer("cancelled_at"),
+    createdAt: integer("created_at").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+  },
+  (t) => [index("broadcasts_waitlist_idx").on(t.waitlistId, t.createdAt), index("broadcasts_due_idx").on(t.status, t.sendAt)],
+);
+
+/** One row per broadcast and subscriber: the primary key is what makes a broadcast reach a subscriber once at most. */
+export const broadcastRecipients = sqliteTable(
+  "broadcast_recipients",
+  {
+    broadcastId: text("broadcast_id").notNull().references(() => broadcasts.id, { onDelete: "cascade" }),
+    subscriberId: text("subscriber_id").notNull(),
+    outboxId: text("outbox_id").notNull(),
+    status: text("status", { enum: RECIPIENT_STATUSES }).notNull().default("queued"),
+    updatedAt: integer("updated_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.broadcastId, t.subscriberId] }), index("broadcast_recipients_status_idx").on(t.broadcastId, t.status)],
 );

@@ -19,6 +19,8 @@ export const TAGS = [
   { name: "Waitlists", description: "Create and list waitlists (account key only)" },
   { name: "Subscribers", description: "Sign-ups and subscriber data" },
   { name: "Tags", description: "Labels on subscribers (extension)" },
+  { name: "Broadcasts", description: "Emails the team writes to a segment of its list (extension)" },
+  { name: "Email", description: "Bounce and complaint reports from mail providers (extension)" },
   { name: "Analytics", description: "Views and counters" },
   { name: "Settings", description: "Per-waitlist settings and keys (extension)" },
   { name: "Landing pages", description: "The hosted landing page, by hand or with AI" },

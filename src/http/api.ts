@@ -162,7 +162,7 @@ export function apiGuard(deps: { db: Db; config: Config }) {
   const waitlists = waitlistRows(db);
 
   async function authenticate(ctx: RequestParts, policy: Policy): Promise<Auth> {
-    const presented = ctx.request.headers.get("x-api-key")?.trim();
+    const presented = ctx.request.headers.get("x-api-key")?.trim() || basicPassword(ctx.request.headers.get("authorization"));
     const row = presented ? await lookup(sha256Hex(presented), ctx.params?.waitlistKey) : undefined;
     if (!row) {
       const ip = clientIp(ctx.request, ctx.server, config.trustProxy);
@@ -240,6 +240,17 @@ export function apiGuard(deps: { db: Db; config: Config }) {
 }
 
 const NUL = "\0";
+
+/**
+ * The password of HTTP Basic authentication, for senders that can set no header of their own but take credentials in
+ * the URL (Amazon SNS: https://x:KEY@host/...); the user name is ignored.
+ */
+function basicPassword(header: string | null): string | undefined {
+  if (!header || !/^basic /i.test(header)) return undefined;
+  const decoded = Buffer.from(header.slice(6).trim(), "base64").toString("utf8");
+  const at = decoded.indexOf(":");
+  return at >= 0 ? decoded.slice(at + 1).trim() || undefined : undefined;
+}
 
 /**
  * A JSON object with its own `toString` or `valueOf` cannot be turned into text, which validation

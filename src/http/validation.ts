@@ -45,6 +45,9 @@ function unionBranch(schema: Schema | undefined, value: unknown, path: string[])
     if (present.length === 1) return { schema: branches[keys.indexOf(present[0])] };
     return { schema: schema!, message: `${path.length ? `${path.join(".")}: give` : "Give"} exactly one of ${keys.join(", ")}${present.length ? ` (got ${present.join(" and ")})` : ""}` };
   }
+  // the branch whose required members the value gives (bounce reports: our own `events`, or a provider's body)
+  const complete = branches.find((b) => ((b.required as string[] | undefined) ?? []).length > 0 && (b.required as string[]).every((k) => given[k] !== undefined));
+  if (complete) return { schema: complete };
   return null;
 }
 

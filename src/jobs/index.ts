@@ -12,10 +12,13 @@ import type { Dispatcher } from "../outbox/dispatcher";
 import { pruneCaptchaSolutions } from "../forms/captcha";
 import { pruneConfirmationSends } from "../subscribers/confirmation-caps";
 import { jobRuns } from "../http/metrics";
+import { runBroadcasts } from "../broadcasts/sender";
 
 export interface JobContext {
   db: Db;
   dispatcher: Dispatcher;
+  /** Issue 45: broadcast emails a minute (MAIL_RATE_PER_MINUTE). */
+  mailRatePerMinute: number;
 }
 
 interface Job {
@@ -31,6 +34,8 @@ const HOUR = 3_600_000;
 export const JOBS: Job[] = [
   // DESIGN §4: the outbox retry job runs every 5 s
   { name: "outbox-retry", schedule: "*/5 * * * * *", leaseMs: 4_000, run: ({ dispatcher }) => dispatcher.catchUp(3_000) },
+  // issue 45: broadcasts start, queue their recipients a minute ahead, and finish
+  { name: "broadcasts", schedule: "*/5 * * * * *", leaseMs: 4_000, run: ({ db, mailRatePerMinute }) => runBroadcasts(db, mailRatePerMinute, 3_000) },
   // rate-limit windows are kept for an hour, delivered outbox rows 30 days (DESIGN §1)
   { name: "prune-rate-limits", schedule: "17 * * * * *", leaseMs: 55_000, run: ({ db }) => db.exec(pruneRateLimitsQuery(now() - HOUR)) },
   { name: "prune-outbox", schedule: "0 23 * * * *", leaseMs: 55_000, run: ({ db }) => pruneSent(db) },

@@ -1,10 +1,11 @@
 // Delivers outbox rows: right after the commit in the background, and from the retry job (DESIGN §4 Events).
 import { eq, sql } from "drizzle-orm";
 import { now } from "../clock";
-import type { Config } from "../config";
+import { mailDomain, type Config } from "../config";
 import type { Db } from "../db/db";
 import { maskEmail, type Logger } from "../log";
-import { createMailer, type Mailer } from "../email/send";
+import { createMailer, isPermanentFailure, type Mailer } from "../email/send";
+import { markAddress } from "../email/address-status";
 import { deliver } from "../webhooks/send";
 import { renderPayload, type Email } from "./render";
 import { deliveryFailures } from "../http/metrics";
@@ -27,14 +28,23 @@ const YEAR_MS = 365 * 86_400_000;
 /**
  * Why an email must not go out now, checked before every attempt (issue 16): an email queued before
  * its subscriber unsubscribed (welcome, milestone, invitation, or a retry) is dropped, and so is an
- * invitation whose link was withdrawn by a rejection.
+ * invitation whose link was withdrawn by a rejection. Issue 45: nothing goes to a bounced or complained
+ * address, and a broadcast only to a confirmed subscriber of a broadcast still being sent.
  */
 async function withheldEmail(db: Db, row: OutboxRow): Promise<string | null> {
   if (!row.subscriber_id) return null;
-  const [sub] = await db.rows<{ unsubscribed_at: number | null; access: string }>(sql`SELECT unsubscribed_at, access FROM subscribers WHERE id = ${row.subscriber_id}`);
+  const [sub] = await db.rows<{ unsubscribed_at: number | null; access: string; status: string; email_status: string }>(
+    sql`SELECT unsubscribed_at, access, status, email_status FROM subscribers WHERE id = ${row.subscriber_id}`,
+  );
   if (!sub) return null; // rendering gives it up: the subscriber is gone
   if (sub.unsubscribed_at !== null) return "not sent: the subscriber unsubscribed";
+  if (sub.email_status !== "ok") return `not sent: the address ${sub.email_status}`;
   if (row.topic === "invitation" && sub.access !== "invited") return "not sent: the invitation was withdrawn";
+  if (row.topic === "broadcast") {
+    if (sub.status !== "confirmed") return "not sent: the subscriber has not confirmed";
+    const [b] = await db.rows<{ status: string }>(sql`SELECT status FROM broadcasts WHERE id = ${row.related_id}`);
+    if (b?.status === "cancelled") return "not sent: the broadcast was cancelled";
+  }
   return null;
 }
 const BATCH = 50;
@@ -44,19 +54,20 @@ const frozenPayload = async (db: Db, id: string) =>
 
 export function createDispatcher(deps: { db: Db; config: Config; log: Logger }): Dispatcher {
   const { db, config, log } = deps;
-  const mailer: Mailer | null = config.smtpUrl ? createMailer(config.smtpUrl, config.mailFrom) : null;
+  const dkim = config.dkimDomain && config.dkimSelector && config.dkimPrivateKey ? { domainName: config.dkimDomain, keySelector: config.dkimSelector, privateKey: config.dkimPrivateKey } : null;
+  const mailer: Mailer | null = config.smtpUrl ? createMailer(config.smtpUrl, config.mailFrom, { domain: mailDomain(config.mailFrom), dkim }) : null;
   const inFlight = new Set<Promise<void>>();
 
   async function attempt(row: OutboxRow): Promise<void> {
     const withheld = row.kind === "email" ? await withheldEmail(db, row) : null;
     if (withheld) {
-      await abandon(db, row.id, withheld);
+      await abandon(db, row, withheld);
       return;
     }
     // a delete that committed since the claim rendered the row as its subscriber was (freezePayloads)
     const payload = (await renderPayload(db, row, config.baseUrl)) ?? (await frozenPayload(db, row.id));
     if (payload === null) {
-      await abandon(db, row.id, "its subscriber or waitlist no longer exists");
+      await abandon(db, row, "its subscriber or waitlist no longer exists");
       return;
     }
     if (row.payload === null) await storePayload(db, row.id, payload);
@@ -73,25 +84,35 @@ export function createDispatcher(deps: { db: Db; config: Config; log: Logger }):
     }
     try {
       await mailer.send(email, row.id);
-      await markSent(db, row.id, null);
+      await markSent(db, row, null);
     } catch (err) {
       const message = (err as Error)?.message ?? String(err);
       deliveryFailures.inc({ kind: "email" });
-      log.warn("email delivery failed", { outbox_id: row.id, attempt: row.attempts, error: message });
-      await markFailed(db, row, message, null);
+      const status = (err as { responseCode?: number })?.responseCode ?? null;
+      log.warn("email delivery failed", { outbox_id: row.id, attempt: row.attempts, status, error: message });
+      // issue 45: a 5xx for the address is a hard bounce: no retry, and the address gets no more email
+      const bounced = isPermanentFailure(err) && row.subscriber_id !== null;
+      await markFailed(db, row, message, status, bounced ? { final: "bounced" } : {});
+      if (bounced) await bounce(row);
     }
+  }
+
+  async function bounce(row: OutboxRow) {
+    const { waitlists } = db.t;
+    const [w] = await db.select({ id: waitlists.id, webhookEnabled: waitlists.webhookEnabled, webhookUrl: waitlists.webhookUrl }).from(waitlists).where(eq(waitlists.id, row.waitlist_id));
+    if (w && (await markAddress(db, w, row.subscriber_id!, "bounced", dispatch))) log.info("address bounced", { outbox_id: row.id, subscriber_id: row.subscriber_id });
   }
 
   async function sendWebhook(row: OutboxRow, body: string) {
     const { waitlists } = db.t;
     const [w] = await db.select({ url: waitlists.webhookUrl, enabled: waitlists.webhookEnabled, secret: waitlists.signingSecret }).from(waitlists).where(eq(waitlists.id, row.waitlist_id));
     if (!w?.url || !w.enabled) {
-      await abandon(db, row.id, "the webhook was switched off");
+      await abandon(db, row, "the webhook was switched off");
       return;
     }
     const result = await deliver(w.url, w.secret, body, { id: row.id, type: row.topic, createdAt: row.created_at }, { blockPrivate: config.webhookBlockPrivate });
     if (result.ok) {
-      await markSent(db, row.id, result.status);
+      await markSent(db, row, result.status);
       return;
     }
     deliveryFailures.inc({ kind: "webhook" });
@@ -110,13 +131,15 @@ export function createDispatcher(deps: { db: Db; config: Config; log: Logger }):
     return run;
   }
 
+  function dispatch(ids: string[]) {
+    if (ids.length === 0) return;
+    const run = claim(db, ids).then(track, (err) => log.error("outbox claim failed", { error: (err as Error)?.message ?? String(err) }));
+    inFlight.add(run);
+    run.finally(() => inFlight.delete(run));
+  }
+
   return {
-    dispatch(ids) {
-      if (ids.length === 0) return;
-      const run = claim(db, ids).then(track, (err) => log.error("outbox claim failed", { error: (err as Error)?.message ?? String(err) }));
-      inFlight.add(run);
-      run.finally(() => inFlight.delete(run));
-    },
+    dispatch,
     async runDue(limit = 20) {
       const rows = await claim(db, null, limit);
       await track(rows);

@@ -16,6 +16,8 @@ export const EVENT_TYPES = [
   "subscriber.joined",
   "subscriber.rejected",
   "subscriber.unsubscribed",
+  "subscriber.bounced",
+  "subscriber.complained",
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
@@ -51,7 +53,7 @@ export function webhookEvent(
 export function email(
   out: Outgoing,
   w: Pick<Waitlist, "id">,
-  template: "confirmation" | "welcome" | "milestone" | "invitation",
+  template: "confirmation" | "welcome" | "milestone" | "invitation" | "broadcast",
   subscriberId: string,
   onlyIf: SQL = sql`TRUE`,
   relatedId?: string,

@@ -2,7 +2,7 @@
 import { eq, sql } from "drizzle-orm";
 import type { Db } from "../db/db";
 import type { Waitlist } from "../http/api";
-import { renderHtml, renderSubject, renderText, withUnsubscribeLink, type TemplateValues } from "../email/templates";
+import { renderHtml, renderSubject, renderText, withUnsubscribeLink, type EmailLook, type TemplateValues } from "../email/templates";
 import { selectSubscribers, subscriberView, thankYouUrl, unsubscribeUrl, type SubscriberRow } from "../subscribers/view";
 import { storePayload, type OutboxRow } from "./store";
 import { inviteLink } from "../subscribers/access";
@@ -50,6 +50,33 @@ export function templateValues(row: SubscriberRow, w: Waitlist, baseUrl: string)
   };
 }
 
+/** The look of a waitlist's emails (settings `email_template`). */
+export const lookOf = (w: Waitlist): EmailLook => ({ name: w.emailSenderName ?? w.name, logoUrl: w.emailLogoUrl, color: w.emailColor, footer: w.emailFooter });
+
+/**
+ * An email from its templates: subject, text and HTML parts in the waitlist's look. With an unsubscribe link (every
+ * email but the confirmation, issue 16), the body shows it (appended when the template does not) and the RFC 8058
+ * headers carry it.
+ */
+export function composeEmail(w: Waitlist, to: string, subject: string, template: string, values: TemplateValues, unsubscribe: string | null): Email {
+  const body = unsubscribe ? withUnsubscribeLink(template) : template;
+  const look = lookOf(w);
+  return {
+    to,
+    subject: renderSubject(subject, values),
+    text: renderText(body, values, look),
+    html: renderHtml(body, values, look),
+    ...(unsubscribe ? { headers: { "List-Unsubscribe": `<${unsubscribe}>`, "List-Unsubscribe-Post": "List-Unsubscribe=One-Click" } } : {}),
+  };
+}
+
+/** A broadcast's subject and body (undefined when it is gone). */
+async function broadcastText(db: Db, id: string | null) {
+  if (!id) return undefined;
+  const [b] = await db.rows<{ subject: string; body_markdown: string }>(sql`SELECT subject, body_markdown FROM broadcasts WHERE id = ${id}`);
+  return b ? ([b.subject, b.body_markdown] as const) : undefined;
+}
+
 /** The payload to send, or null when what it describes is gone (deleted before it was rendered). */
 export async function renderPayload(db: Db, row: OutboxRow, baseUrl: string): Promise<string | null> {
   if (row.payload !== null) return row.payload;
@@ -69,22 +96,18 @@ export async function renderPayload(db: Db, row: OutboxRow, baseUrl: string): Pr
       ...(milestone ? { reward: milestone.reward } : {}),
       ...(unsubscribable ? { unsubscribe_link: unsubscribe } : {}),
     };
-    const [subject, template] =
-      row.topic === "confirmation"
+    const broadcast = row.topic === "broadcast" ? await broadcastText(db, row.related_id) : null;
+    if (broadcast === undefined) return null;
+    const [subject, template] = broadcast
+      ? broadcast
+      : row.topic === "confirmation"
         ? [w.confirmationSubject, w.confirmationBody]
         : row.topic === "milestone"
           ? [w.milestoneSubject, w.milestoneBody]
           : row.topic === "invitation"
             ? [w.invitationSubject, w.invitationBody]
             : [w.welcomeSubject, w.welcomeBody];
-    const body = unsubscribable ? withUnsubscribeLink(template) : template;
-    const email: Email = {
-      to: sub.email,
-      subject: renderSubject(subject, values),
-      text: renderText(body, values),
-      html: renderHtml(body, values),
-      ...(unsubscribable ? { headers: { "List-Unsubscribe": `<${unsubscribe}>`, "List-Unsubscribe-Post": "List-Unsubscribe=One-Click" } } : {}),
-    };
+    const email = composeEmail(w, sub.email, subject, template, values, unsubscribable ? unsubscribe : null);
     return JSON.stringify(email);
   }
   if (row.topic === "referral.credited") {

@@ -66,17 +66,33 @@ export async function claim(db: Db, ids: string[] | null, limit = 20, at = now()
 
 export const storePayload = (db: Db, id: string, payload: string) => db.exec(sql`UPDATE outbox SET payload = ${payload} WHERE id = ${id} AND payload IS NULL`);
 
-export const markSent = (db: Db, id: string, status: number | null, at = now()) =>
-  db.exec(sql`UPDATE outbox SET status = 'sent', sent_at = ${at}, last_status = ${status}, last_error = NULL, locked_until = NULL WHERE id = ${id}`);
+/**
+ * What a settled row also changes, in the same commit: a broadcast's recipient takes the row's outcome (issue 45), so
+ * a broadcast's counts hold after its outbox rows are pruned.
+ */
+export type Outcome = "sent" | "failed" | "bounced" | "skipped";
+const recipient = (row: Pick<OutboxRow, "topic" | "related_id" | "subscriber_id">, outcome: Outcome, at: number): SQL[] =>
+  row.topic === "broadcast" && row.related_id && row.subscriber_id
+    ? [sql`UPDATE broadcast_recipients SET status = ${outcome}, updated_at = ${at} WHERE broadcast_id = ${row.related_id} AND subscriber_id = ${row.subscriber_id}`]
+    : [];
 
-/** After the last retry the row is failed; before it, due again after the schedule's delay ±10%. */
-export function markFailed(db: Db, row: OutboxRow, error: string, status: number | null, random = Math.random, at = now()) {
-  const delay = RETRY_DELAYS_MS[row.attempts - 1];
+type Settled = Pick<OutboxRow, "id" | "topic" | "related_id" | "subscriber_id">;
+
+export const markSent = (db: Db, row: Settled, status: number | null, at = now()) =>
+  db.write([sql`UPDATE outbox SET status = 'sent', sent_at = ${at}, last_status = ${status}, last_error = NULL, locked_until = NULL WHERE id = ${row.id}`, ...recipient(row, "sent", at)]);
+
+/** After the last retry (or a permanent failure: `final`) the row is failed; before it, due again after the schedule's delay ±10%. */
+export function markFailed(db: Db, row: OutboxRow, error: string, status: number | null, opts: { final?: Outcome; random?: () => number; at?: number } = {}) {
+  const at = opts.at ?? now();
+  const delay = opts.final ? undefined : RETRY_DELAYS_MS[row.attempts - 1];
   if (delay === undefined) {
-    return db.exec(sql`UPDATE outbox SET status = 'failed', last_error = ${error}, last_status = ${status}, locked_until = NULL WHERE id = ${row.id}`);
+    return db.write([
+      sql`UPDATE outbox SET status = 'failed', last_error = ${error}, last_status = ${status}, locked_until = NULL WHERE id = ${row.id}`,
+      ...recipient(row, opts.final ?? "failed", at),
+    ]);
   }
-  const due = at + Math.round(delay * (0.9 + 0.2 * random()));
-  return db.exec(sql`UPDATE outbox SET next_attempt_at = ${due}, last_error = ${error}, last_status = ${status}, locked_until = NULL WHERE id = ${row.id}`);
+  const due = at + Math.round(delay * (0.9 + 0.2 * (opts.random ?? Math.random)()));
+  return db.write([sql`UPDATE outbox SET next_attempt_at = ${due}, last_error = ${error}, last_status = ${status}, locked_until = NULL WHERE id = ${row.id}`]);
 }
 
 /** Keeps a row pending without spending an attempt (an email while SMTP_URL is unset). */
@@ -92,6 +108,6 @@ export const releaseHeldEmails = (db: Db, at = now()) =>
 /** Sent rows are kept 30 days (DESIGN §1). */
 export const pruneSent = (db: Db, at = now()) => db.exec(sql`DELETE FROM outbox WHERE status = 'sent' AND sent_at < ${at - 30 * 86_400_000}`);
 
-/** Gives up on a row at once (what it describes is gone, or its webhook was switched off). */
-export const abandon = (db: Db, id: string, reason: string) =>
-  db.exec(sql`UPDATE outbox SET status = 'failed', last_error = ${reason}, locked_until = NULL WHERE id = ${id}`);
+/** Gives up on a row at once (what it describes is gone, its webhook was switched off, its email withheld). */
+export const abandon = (db: Db, row: Settled, reason: string, at = now()) =>
+  db.write([sql`UPDATE outbox SET status = 'failed', last_error = ${reason}, locked_until = NULL WHERE id = ${row.id}`, ...recipient(row, "skipped", at)]);

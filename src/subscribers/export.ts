@@ -9,7 +9,7 @@ const PAGE = 500;
 const COLUMNS = [
   "id", "email", "name", "phone", "status", "position", "inflated_position", "final_position", "points", "referral_code", "referred_by", "referral_count",
   "deliverability", "tags", "country", "city", "timezone", "ip_address", "referring_domain", "joined_with", "joined_at", "thank_you_url", "metadata",
-  "unsubscribed_at",
+  "unsubscribed_at", "email_status",
 ];
 
 /** A cell a spreadsheet would run as a formula gets a leading apostrophe (CSV formula injection). */
@@ -27,6 +27,8 @@ function record(row: SubscriberRow, position: number | null, waitlist: Waitlist,
     new Date(Number(row.joined_at)).toISOString(), confirmed ? thankYouUrl(baseUrl, row.sign_up_token) : "", row.metadata,
     // issue 16: who asked for no more email (an import into a mailing tool must honour it)
     row.unsubscribed_at === null ? "" : new Date(Number(row.unsubscribed_at)).toISOString(),
+    // issue 45: bounced and complained addresses (a mailing tool must not write to them either)
+    row.email_status,
   ];
   return cells.map(defuse);
 }

@@ -46,6 +46,11 @@ const nullableString = t.Union([t.String(), t.Null()]);
 const Status = (description: string) =>
   t.Union([t.Literal("pending"), t.Literal("waiting"), t.Literal("invited"), t.Literal("joined"), t.Literal("rejected")], { description });
 
+export const EmailStatus = t.Union([t.Literal("ok"), t.Literal("bounced"), t.Literal("complained")], {
+  description:
+    "Extension (issue 45): ok, bounced (a permanent delivery failure, from the SMTP server or a provider's report) or complained (marked as spam). No email goes to a bounced or complained address; the subscriber keeps their place in line",
+});
+
 export const Subscriber = t.Object({
   id: t.String(),
   email: t.String(),
@@ -74,6 +79,7 @@ export const Subscriber = t.Object({
   unsubscribed_at: t.Union([t.Number(), t.Null()], {
     description: "Extension: when the subscriber followed the unsubscribe link (ms); no email goes to them afterwards. They keep their place in line",
   }),
+  email_status: EmailStatus,
 });
 
 export const SubscriberResponse = t.Object({ success: t.Boolean(), data: t.Object({ subscriber: Subscriber }) });
@@ -86,6 +92,7 @@ export const ListQuery = t.Object({
   tag: t.Optional(t.String({ description: `Tag name or id; one the waitlist does not have is 400, naming its tags. Names are ${SAME_NAME}` })),
   status: t.Optional(Status("Extension: only subscribers with this status")),
   unsubscribed: t.Optional(t.Union([t.Literal("true"), t.Literal("false")], { description: "Extension: true lists only unsubscribed subscribers, false only those still receiving email" })),
+  email_status: t.Optional(t.Union([t.Literal("ok"), t.Literal("bounced"), t.Literal("complained")], { description: "Extension: only subscribers whose email status is this" })),
   q: t.Optional(t.String({ maxLength: 254, description: `Search: part of the email (case-insensitive) or of the name, ${SAME_NAME}` })),
 });
 
@@ -101,7 +108,7 @@ export const UpdateBody = t.Object(
     points: t.Optional(Int({ minimum: -POINTS_LIMIT, maximum: POINTS_LIMIT })),
     metadata: t.Optional(t.Record(t.String(), t.Any(), { maxProperties: METADATA_MAX_KEYS, description: "Merged into the existing metadata; a null value removes the key" })),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, minProperties: 1, description: "At least one field; those omitted are unchanged" },
 );
 export type UpdateInput = typeof UpdateBody.static;
 

@@ -38,6 +38,7 @@ export interface ListParams {
   q?: string;
   status?: "pending" | "waiting" | "invited" | "joined" | "rejected";
   unsubscribed?: "true" | "false";
+  email_status?: "ok" | "bounced" | "complained";
 }
 
 /** DESIGN §4: list parameters are strict; nothing is clamped or defaulted silently. */
@@ -87,6 +88,7 @@ export async function listSubscribers(db: Db, waitlist: Waitlist, params: ListPa
   if (params.status === "pending") filters.push(sql`s.status = 'pending'`);
   else if (params.status) filters.push(sql`s.status = 'confirmed' AND s.access = ${params.status}`);
   if (params.unsubscribed !== undefined) filters.push(params.unsubscribed === "true" ? sql`s.unsubscribed_at IS NOT NULL` : sql`s.unsubscribed_at IS NULL`);
+  if (params.email_status !== undefined) filters.push(sql`s.email_status = ${params.email_status}`);
   const q = params.q?.trim();
   // emails are stored lowercased, names compared by their folded key (db/fold-names.ts): the same on both engines
   if (q) filters.push(sql`(s.email LIKE ${likePattern(q.toLowerCase())} ESCAPE '\\' OR s.name_key LIKE ${likePattern(foldName(q))} ESCAPE '\\')`);

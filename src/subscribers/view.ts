@@ -41,6 +41,7 @@ export interface SubscriberRow {
   invite_expires_at: number | null;
   accepted_at: number | null;
   unsubscribed_at: number | null;
+  email_status: "ok" | "bounced" | "complained";
   position: number | null;
   tags_json: string;
 }
@@ -106,6 +107,7 @@ export function subscriberView(row: SubscriberRow, waitlist: Pick<Waitlist, "pos
     joined_with: row.joined_with,
     joined_at: Number(row.joined_at),
     unsubscribed_at: row.unsubscribed_at === null ? null : Number(row.unsubscribed_at),
+    email_status: row.email_status,
   };
 }
 

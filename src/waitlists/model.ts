@@ -79,6 +79,24 @@ const EmailTemplatePatch = {
 
 const Url = (description?: string) => Matching(HTTP_URL_PATTERN, { maxLength: URL_MAX, error: "must be an absolute http(s) URL with a host name", ...(description ? { description } : {}) });
 
+/** Issue 45: the look of every email the waitlist sends. */
+export const EMAIL_FOOTER_MAX = 500;
+const EmailTemplate = {
+  sender_name: t.Union([t.String(), t.Null()], { description: "The name shown at the top of each email (and, with no logo, in its place); null: the waitlist's name" }),
+  logo_url: t.Union([t.String(), t.Null()], { description: "An absolute http(s) URL of the logo image shown at the top (40 px high)" }),
+  color: t.String({ description: "Colour of links and the top rule, #rrggbb" }),
+  footer: t.Union([t.String(), t.Null()], { description: "Text at the bottom of every email: the sender's postal address, which anti-spam laws (CAN-SPAM) ask of bulk email" }),
+};
+const EmailTemplatePatchBody = t.Object(
+  {
+    sender_name: t.Optional(OrNull(Text({ maxLength: NAME_MAX }))),
+    logo_url: t.Optional(OrNull(Url())),
+    color: t.Optional(Matching("^#[0-9a-fA-F]{6}$", { maxLength: 7, error: "must be a colour as #rrggbb" })),
+    footer: t.Optional(OrNull(Text({ maxLength: EMAIL_FOOTER_MAX }))),
+  },
+  { additionalProperties: false, description: "The look of every email: name or logo at the top, link colour, footer" },
+);
+
 /** Issue 11: rewards for referrers at referral thresholds (at most 10, distinct thresholds). */
 export const MILESTONES_MAX = 10;
 export const REWARD_MAX = 200;
@@ -142,6 +160,7 @@ export const SettingsPatchBody = t.Object(
     invite_redirect_url: t.Optional(OrNull(Url(), "Where an accepted invite goes, with ?token=; null shows a welcome page")),
     leaderboard: t.Optional(t.Boolean({ description: "Show the top 10 referrers (names or masked emails) on every subscriber's status page" })),
     captcha: t.Optional(Captcha),
+    email_template: t.Optional(EmailTemplatePatchBody),
   },
   { additionalProperties: false, minProperties: 1, description: "At least one setting" },
 );
@@ -170,6 +189,7 @@ export const Settings = t.Object({
   invite_expiry_days: t.Number(),
   invite_redirect_url: t.Union([t.String(), t.Null()]),
   captcha: Captcha,
+  email_template: t.Object(EmailTemplate),
   landing_page_status: t.Union([t.Literal("draft"), t.Literal("published"), t.Literal("unpublished"), t.Null()], {
     description: "Read-only: the landing page's status, or null while the waitlist has none (GET .../landing-page answers 404 then).",
   }),

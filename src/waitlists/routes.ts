@@ -51,7 +51,7 @@ export function waitlistRoutes(deps: { db: Db; config: Config; api: ReturnType<t
         detail: {
           tags: ["Settings"],
           summary: "Update waitlist settings",
-          description: "Objects merge one level deep: omitted members of referral_rewards, welcome_email, confirmation_email and webhook keep their values.",
+          description: "Objects merge one level deep: omitted members of referral_rewards, welcome_email, confirmation_email, webhook and email_template keep their values.",
         },
       },
     )

@@ -176,6 +176,7 @@ function settingsView(w: Waitlist, pageStatus: "draft" | "published" | "unpublis
     invite_expiry_days: w.inviteExpiryDays,
     invite_redirect_url: w.inviteRedirectUrl,
     captcha: w.captcha,
+    email_template: { sender_name: w.emailSenderName, logo_url: w.emailLogoUrl, color: w.emailColor, footer: w.emailFooter },
     landing_page_status: pageStatus,
   };
 }
@@ -246,6 +247,11 @@ export async function updateSettings(db: Db, w: Waitlist, patch: SettingsPatch, 
   const me = patch.milestone_email;
   if (me?.subject !== undefined) set.milestoneSubject = requireText(me.subject, "milestone_email.subject");
   if (me?.body !== undefined) set.milestoneBody = requireText(me.body, "milestone_email.body");
+  const et = patch.email_template;
+  if (et?.sender_name !== undefined) set.emailSenderName = et.sender_name?.trim() || null;
+  if (et?.logo_url !== undefined) set.emailLogoUrl = et.logo_url === null ? null : httpUrl(et.logo_url, "email_template.logo_url");
+  if (et?.color !== undefined) set.emailColor = et.color.toLowerCase();
+  if (et?.footer !== undefined) set.emailFooter = et.footer?.trim() || null;
   if (patch.signup_url !== undefined) set.signupUrl = patch.signup_url === null ? null : signupUrl(patch.signup_url);
   if (patch.custom_domain !== undefined) set.customDomain = patch.custom_domain === null || patch.custom_domain.trim() === "" ? null : normalizeHost(patch.custom_domain, "custom_domain", false);
 

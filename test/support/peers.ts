@@ -5,21 +5,31 @@ import { simpleParser, type ParsedMail } from "mailparser";
 
 export interface Smtp {
   url: string;
-  messages: ParsedMail[];
+  /** Each message parsed, with `raw`: the bytes as received (for signature checks). */
+  messages: (ParsedMail & { raw: Buffer })[];
   /** Answer the next `n` messages with a temporary failure (451). */
   failNext(n: number): void;
+  /** Refuse this recipient at RCPT TO with a permanent failure (550), as a server does for an address that does not exist. */
+  refuse(address: string): void;
   close(): Promise<void>;
 }
 
 export async function startSmtp(): Promise<Smtp> {
-  const messages: ParsedMail[] = [];
+  const messages: (ParsedMail & { raw: Buffer })[] = [];
   let failures = 0;
+  const refused = new Set<string>();
   const server = new SMTPServer({
     authOptional: true,
     disabledCommands: ["STARTTLS", "AUTH"],
     logger: false,
+    onRcptTo(address, _session, callback) {
+      if (refused.has(address.address.toLowerCase())) return callback(Object.assign(new Error("5.1.1 no such user"), { responseCode: 550 }));
+      callback();
+    },
     onData(stream, _session, callback) {
-      simpleParser(stream).then(
+      const chunks: Buffer[] = [];
+      stream.on("data", (c: Buffer) => chunks.push(c));
+      new Promise<Buffer>((resolve, reject) => stream.on("end", () => resolve(Buffer.concat(chunks))).on("error", reject)).then(async (raw) => Object.assign(await simpleParser(raw), { raw })).then(
         (mail) => {
           if (failures > 0) {
             failures--;
@@ -41,6 +51,7 @@ export async function startSmtp(): Promise<Smtp> {
     url: `smtp://127.0.0.1:${port}`,
     messages,
     failNext: (n) => (failures = n),
+    refuse: (address) => void refused.add(address.toLowerCase()),
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }
