@@ -16,7 +16,7 @@ afterAll(() => s.stop());
 
 const uniq = () => Math.random().toString(36).slice(2, 8);
 const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; frame-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
-const MODULES = ["app.js", "account.js", "api.js", "dom.js", "chart.js", "nav.js", "subscribers-table.js", "view-waitlists.js", "view-overview.js", "view-settings.js", "view-page.js"];
+const MODULES = ["app.js", "account.js", "api.js", "dom.js", "chart.js", "nav.js", "subscribers-table.js", "view-waitlists.js", "view-overview.js", "view-settings.js", "view-page.js", "view-broadcasts.js", "email-frame.js"];
 
 describe("GET /dashboard", () => {
   test("the shell is HTML with a strict CSP, nosniff, no-referrer and no third-party URL; it loads only its own stylesheet and module", async () => {
@@ -47,6 +47,11 @@ describe("GET /dashboard", () => {
     expect([css.status, css.headers.get("content-type")]).toEqual([200, "text/css; charset=utf-8"]);
     expect(css.text).not.toMatch(/url\(|@import/);
     expect((await s.request("GET", "/dashboard/assets/nope.js")).status).toBe(404);
+    // issue 45: the email preview's frame runs only its own script; the email's inline styles and https images apply
+    const frame = await s.request("GET", "/dashboard/email-frame");
+    expect(frame.status).toBe(200);
+    expect(frame.headers.get("content-security-policy")).toBe("default-src 'none'; script-src 'self'; style-src 'unsafe-inline'; img-src https: data:; base-uri 'none'; form-action 'none'; frame-ancestors 'self'");
+    expect(frame.text).toContain('<script src="/dashboard/assets/email-frame.js"></script>');
     expect((await s.request("GET", "/dashboard/assets/..%2F..%2Fpackage.json")).status).toBe(404);
   });
 });

@@ -7,6 +7,7 @@ import { waitlistsView } from "./view-waitlists.js";
 import { overviewView } from "./view-overview.js";
 import { settingsView } from "./view-settings.js";
 import { pageView } from "./view-page.js";
+import { broadcastsView, broadcastView } from "./view-broadcasts.js";
 
 const root = document.getElementById("app");
 const header = document.getElementById("account");
@@ -72,6 +73,8 @@ const ROUTES = [
   [/^#\/w\/([^/]+)\/?$/, (key) => overviewView(key)],
   [/^#\/w\/([^/]+)\/settings$/, (key) => settingsView(key)],
   [/^#\/w\/([^/]+)\/page$/, (key) => pageView(key)],
+  [/^#\/w\/([^/]+)\/broadcasts$/, (key) => broadcastsView(key)],
+  [/^#\/w\/([^/]+)\/broadcasts\/([^/]+)$/, (key, id) => broadcastView(key, id)],
 ];
 
 let current = 0;

@@ -5,6 +5,7 @@ const TABS = [
   ["", "Overview"],
   ["/settings", "Settings"],
   ["/page", "Landing page"],
+  ["/broadcasts", "Broadcasts"],
 ];
 
 export function waitlistHeader(key, name, active) {

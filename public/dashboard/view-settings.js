@@ -43,6 +43,10 @@ export async function settingsView(key) {
     inviteRedirectUrl: input("invite_redirect_url", s.invite_redirect_url, { type: "url", placeholder: "https://app.example.com/welcome" }),
     milestoneSubject: input("milestone_subject", s.milestone_email.subject, { required: true }),
     milestoneBody: area("milestone_body", s.milestone_email.body, { required: true }),
+    senderName: input("sender_name", s.email_template.sender_name, { maxlength: 100, placeholder: s.name }),
+    logoUrl: input("logo_url", s.email_template.logo_url, { type: "url", placeholder: "https://example.com/logo.png" }),
+    color: input("color", s.email_template.color, { type: "color" }),
+    footer: area("footer", s.email_template.footer, { rows: 3, maxlength: 500, placeholder: "Rocket Inc., 1 Launch Pad, City, Country" }),
   };
   const milestones = milestoneEditor(s.milestones);
   const checked = (box) => box.querySelector("input").checked;
@@ -73,6 +77,7 @@ export async function settingsView(key) {
       invitation_email: { subject: f.invitationSubject.value, body: f.invitationBody.value },
       invite_expiry_days: Number(f.inviteExpiryDays.value || 14),
       invite_redirect_url: orNull(f.inviteRedirectUrl.value),
+      email_template: { sender_name: orNull(f.senderName.value), logo_url: orNull(f.logoUrl.value), color: f.color.value, footer: orNull(f.footer.value) },
     };
     try {
       await api("PATCH", `${wl(key)}/settings`, body);
@@ -129,9 +134,13 @@ export async function settingsView(key) {
         h("h2", {}, "Emails"),
         f.welcome,
         field("Welcome subject", f.welcomeSubject),
-        field("Welcome body", f.welcomeBody, "Placeholders: {{name}}, {{position}}, {{inflated_position}}, {{referral_link}}, {{status_link}}, {{waitlist_name}}."),
+        field("Welcome body", f.welcomeBody, "Markdown. Merge tags: {{first_name}}, {{name}}, {{position}}, {{inflated_position}}, {{referral_link}}, {{status_link}}, {{waitlist_name}}."),
         field("Confirmation subject", f.confirmationSubject),
         field("Confirmation body", f.confirmationBody, "Sent with double opt-in; {{confirm_link}} is the link to confirm."),
+        h("h3", {}, "The look of every email"),
+        h("div", { class: "row" }, field("Name at the top", f.senderName, "Empty: the waitlist's name."), field("Link colour", f.color)),
+        field("Logo URL", f.logoUrl, "An image shown at the top, 40 px high, instead of the name."),
+        field("Footer", f.footer, "Your postal address: anti-spam laws ask it of bulk email."),
       ),
       h(
         "section",

@@ -75,7 +75,12 @@ export async function queueBatch(db: Db, broadcastId: string, ratePerMinute: num
 export async function runBroadcasts(db: Db, ratePerMinute: number, ms: number): Promise<void> {
   const end = now() + ms;
   const at = now();
-  await db.exec(sql`UPDATE broadcasts SET status = 'sending', started_at = ${at}, updated_at = ${at} WHERE status = 'scheduled' AND send_at <= ${at}`);
+  // an instance with nothing to send only reads (broadcasts_due_idx): no write on every tick
+  const active = await db.rows<{ status: string; send_at: number | null }>(sql`SELECT status, send_at FROM broadcasts WHERE status IN ('scheduled', 'sending')`);
+  if (active.length === 0) return;
+  if (active.some((b) => b.status === "scheduled" && Number(b.send_at) <= at)) {
+    await db.exec(sql`UPDATE broadcasts SET status = 'sending', started_at = ${at}, updated_at = ${at} WHERE status = 'scheduled' AND send_at <= ${at}`);
+  }
   const sending = await db.rows<{ id: string }>(sql`SELECT id FROM broadcasts WHERE status = 'sending' AND queued_at IS NULL ORDER BY started_at, id`);
   for (const { id } of sending) {
     let outcome: string;
@@ -84,6 +89,7 @@ export async function runBroadcasts(db: Db, ratePerMinute: number, ms: number): 
     if (outcome === "full") break;
   }
   const done = now();
+  if (!active.some((b) => b.status === "sending")) return;
   await db.exec(sql`UPDATE broadcasts SET status = 'sent', finished_at = ${done}, updated_at = ${done}
     WHERE status = 'sending' AND queued_at IS NOT NULL
     AND NOT EXISTS (SELECT 1 FROM broadcast_recipients r WHERE r.broadcast_id = broadcasts.id AND r.status = 'queued')`);

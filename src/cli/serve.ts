@@ -36,11 +36,6 @@ function listenFailure(err: unknown, host: string, port: number): CommandError |
 export async function serve(flags: Map<string, string>, env: Record<string, string | undefined>): Promise<void> {
   const config = loadConfig(env, flags);
   const log = createLogger(config.logLevel);
-  // issue 45: mail providers refuse or spam-folder mail from a domain that is not one
-  const domain = mailDomain(config.mailFrom);
-  if (domain === "localhost" || domain.endsWith(".localhost") || /^[\d.]+$|:/.test(domain)) {
-    log.warn("MAIL_FROM is not on a real domain: set BASE_URL to the public URL or MAIL_FROM to an address of your domain, or providers will reject the emails", { mail_from: config.mailFrom });
-  }
   const db: Db = await openDatabase({ url: config.databaseUrl, poolSize: config.databasePoolSize, sync: config.databaseSync, warn: log.warn });
   const dispatcher = createDispatcher({ db, config, log });
   const app = buildApp({ config, db, log, dispatcher });
@@ -74,6 +69,12 @@ export async function serve(flags: Map<string, string>, env: Record<string, stri
   Bun.shrink();
   // rows that came due while no instance ran (a restart, a crash) go out now, not at the next tick
   void dispatcher.catchUp(3_000).catch((err) => log.error("outbox catch-up failed", { error: (err as Error)?.message ?? String(err) }));
+  // issue 45: mail providers refuse or spam-folder mail from a domain that is not one (after a start that worked:
+  // a failed start is one line)
+  const domain = mailDomain(config.mailFrom);
+  if (domain === "localhost" || domain.endsWith(".localhost") || /^[\d.]+$|:/.test(domain)) {
+    log.warn("MAIL_FROM is not on a real domain: set BASE_URL to the public URL or MAIL_FROM to an address of your domain, or providers will reject the emails", { mail_from: config.mailFrom });
+  }
   log.info("listening", { host: config.host, port: server.port, base_url: config.baseUrl, database: embedded ? config.databaseUrl : `PostgreSQL ${displayUrl(config.databaseUrl)}` });
 
   let stopping = false;

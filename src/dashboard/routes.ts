@@ -12,6 +12,8 @@ import viewWaitlists from "../../public/dashboard/view-waitlists.js" with { type
 import viewOverview from "../../public/dashboard/view-overview.js" with { type: "text" };
 import viewSettings from "../../public/dashboard/view-settings.js" with { type: "text" };
 import viewPage from "../../public/dashboard/view-page.js" with { type: "text" };
+import viewBroadcasts from "../../public/dashboard/view-broadcasts.js" with { type: "text" };
+import emailFrame from "../../public/dashboard/email-frame.js" with { type: "text" };
 import css from "../../public/dashboard/dashboard.css" with { type: "text" };
 
 const JS = "text/javascript; charset=utf-8";
@@ -27,6 +29,8 @@ const ASSETS: Record<string, { body: string; type: string }> = {
   "view-overview.js": { body: viewOverview, type: JS },
   "view-settings.js": { body: viewSettings, type: JS },
   "view-page.js": { body: viewPage, type: JS },
+  "view-broadcasts.js": { body: viewBroadcasts, type: JS },
+  "email-frame.js": { body: emailFrame, type: JS },
   "dashboard.css": { body: css, type: "text/css; charset=utf-8" },
 };
 
@@ -56,12 +60,24 @@ const SHELL = `<!doctype html>
 </body>
 </html>`;
 
+/**
+ * The frame an email preview is shown in (view-broadcasts.js): a document of its own whose CSP lets the email's inline
+ * styles and its logo (any https image) apply, and runs no script but its own, which takes the HTML from its parent.
+ */
+const EMAIL_FRAME = `<!doctype html><html><head><meta charset="utf-8"><script src="/dashboard/assets/email-frame.js"></script></head><body></body></html>`;
+const EMAIL_FRAME_CSP = "default-src 'none'; script-src 'self'; style-src 'unsafe-inline'; img-src https: data:; base-uri 'none'; form-action 'none'; frame-ancestors 'self'";
+
 export function dashboardRoutes() {
   const hidden = { detail: { hide: true } };
   const shell = () => new Response(SHELL, { headers: { ...SECURITY, "content-type": "text/html; charset=utf-8", "cache-control": "no-store" } });
   return new Elysia({ name: "dashboard/routes" })
     .get("/dashboard", shell, hidden)
     .get("/dashboard/", shell, hidden)
+    .get(
+      "/dashboard/email-frame",
+      () => new Response(EMAIL_FRAME, { headers: { "content-security-policy": EMAIL_FRAME_CSP, "content-type": "text/html; charset=utf-8", "cache-control": "no-cache" } }),
+      hidden,
+    )
     .get(
       "/dashboard/assets/:file",
       ({ params }) => {
