@@ -25,7 +25,10 @@ export function createMailer(smtpUrl: string, from: string, opts: { domain: stri
   let transport: Promise<Transporter> | null = null;
   const open = () =>
     (transport ??= import("nodemailer").then(({ default: nodemailer }) => {
-      const t = nodemailer.createTransport(smtpUrl, { from, ...(opts.dkim ? { dkim: opts.dkim } : {}) });
+      // pooled: a broadcast's emails share a few connections instead of a handshake each (issue 45)
+      const url = new URL(smtpUrl);
+      url.searchParams.set("pool", "true");
+      const t = nodemailer.createTransport(url.toString(), { from, ...(opts.dkim ? { dkim: opts.dkim } : {}) });
       for (const [k, v] of Object.entries({ connectionTimeout: 10_000, greetingTimeout: 10_000, socketTimeout: 30_000 })) (t.options as any)[k] = v;
       return t;
     }));

@@ -70,12 +70,15 @@ export function createDispatcher(deps: { db: Db; config: Config; log: Logger }):
       await abandon(db, row, "its subscriber or waitlist no longer exists");
       return;
     }
+    // an email's rendering is kept with its outcome (one write an email, issue 45); a webhook's before it is sent,
+    // since its signature covers the body and every retry must send the same bytes
+    if (row.kind === "email") return sendEmail(row, payload);
     if (row.payload === null) await storePayload(db, row.id, payload);
-    if (row.kind === "email") return sendEmail(row, JSON.parse(payload) as Email);
     return sendWebhook(row, payload);
   }
 
-  async function sendEmail(row: OutboxRow, email: Email) {
+  async function sendEmail(row: OutboxRow, payload: string) {
+    const email = JSON.parse(payload) as Email;
     if (!mailer) {
       // DESIGN §3: without SMTP_URL the email is written to the log and kept in the outbox
       log.info("email not sent: SMTP_URL is not set", { outbox_id: row.id, to: maskEmail(email.to), subject: email.subject, text: email.text });
@@ -84,7 +87,7 @@ export function createDispatcher(deps: { db: Db; config: Config; log: Logger }):
     }
     try {
       await mailer.send(email, row.id);
-      await markSent(db, row, null);
+      await markSent(db, row, null, payload);
     } catch (err) {
       const message = (err as Error)?.message ?? String(err);
       deliveryFailures.inc({ kind: "email" });
@@ -92,7 +95,7 @@ export function createDispatcher(deps: { db: Db; config: Config; log: Logger }):
       log.warn("email delivery failed", { outbox_id: row.id, attempt: row.attempts, status, error: message });
       // issue 45: a 5xx for the address is a hard bounce: no retry, and the address gets no more email
       const bounced = isPermanentFailure(err) && row.subscriber_id !== null;
-      await markFailed(db, row, message, status, bounced ? { final: "bounced" } : {});
+      await markFailed(db, row, message, status, { payload, ...(bounced ? { final: "bounced" } : {}) });
       if (bounced) await bounce(row);
     }
   }

@@ -78,21 +78,26 @@ const recipient = (row: Pick<OutboxRow, "topic" | "related_id" | "subscriber_id"
 
 type Settled = Pick<OutboxRow, "id" | "topic" | "related_id" | "subscriber_id">;
 
-export const markSent = (db: Db, row: Settled, status: number | null, at = now()) =>
-  db.write([sql`UPDATE outbox SET status = 'sent', sent_at = ${at}, last_status = ${status}, last_error = NULL, locked_until = NULL WHERE id = ${row.id}`, ...recipient(row, "sent", at)]);
+/** `payload`: the rendering sent, kept with the outcome when the row has none yet (an email's). */
+export const markSent = (db: Db, row: Settled, status: number | null, payload: string | null = null, at = now()) =>
+  db.write([
+    sql`UPDATE outbox SET status = 'sent', sent_at = ${at}, last_status = ${status}, last_error = NULL, locked_until = NULL, payload = coalesce(payload, ${payload}) WHERE id = ${row.id}`,
+    ...recipient(row, "sent", at),
+  ]);
 
 /** After the last retry (or a permanent failure: `final`) the row is failed; before it, due again after the schedule's delay ±10%. */
-export function markFailed(db: Db, row: OutboxRow, error: string, status: number | null, opts: { final?: Outcome; random?: () => number; at?: number } = {}) {
+export function markFailed(db: Db, row: OutboxRow, error: string, status: number | null, opts: { final?: Outcome; payload?: string; random?: () => number; at?: number } = {}) {
   const at = opts.at ?? now();
+  const keep = sql`payload = coalesce(payload, ${opts.payload ?? null})`;
   const delay = opts.final ? undefined : RETRY_DELAYS_MS[row.attempts - 1];
   if (delay === undefined) {
     return db.write([
-      sql`UPDATE outbox SET status = 'failed', last_error = ${error}, last_status = ${status}, locked_until = NULL WHERE id = ${row.id}`,
+      sql`UPDATE outbox SET status = 'failed', last_error = ${error}, last_status = ${status}, locked_until = NULL, ${keep} WHERE id = ${row.id}`,
       ...recipient(row, opts.final ?? "failed", at),
     ]);
   }
   const due = at + Math.round(delay * (0.9 + 0.2 * (opts.random ?? Math.random)()));
-  return db.write([sql`UPDATE outbox SET next_attempt_at = ${due}, last_error = ${error}, last_status = ${status}, locked_until = NULL WHERE id = ${row.id}`]);
+  return db.write([sql`UPDATE outbox SET next_attempt_at = ${due}, last_error = ${error}, last_status = ${status}, locked_until = NULL, ${keep} WHERE id = ${row.id}`]);
 }
 
 /** Keeps a row pending without spending an attempt (an email while SMTP_URL is unset). */
