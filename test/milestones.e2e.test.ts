@@ -140,4 +140,31 @@ describe("the status page /t/{sign_up_token}", () => {
     expect(html).not.toContain(referrerEmail);
     expect(html).not.toContain("jane.doe@gmail.com");
   });
+
+  test("GET .../leaderboard (issue 46): rank, masked name, referrals and points, top first, whatever the status page's setting, exact after a change", async () => {
+    const { key, path, refer } = await waitlist();
+    const jane = (await s.request("POST", `${path}/sign-up`, { key, body: { email: "jane.roe@gmail.com", name: "Jane Roe" } })).body;
+    const board = async (query = "") => {
+      const r = await s.request("GET", `${path}/leaderboard${query}`, { key });
+      expect(r.status).toBe(200);
+      return r.body.data.leaderboard;
+    };
+    expect(await board()).toEqual([]);
+    for (let i = 0; i < 2; i++) await refer(`lb${i}-${uniq()}@example.com`);
+    await s.request("POST", `${path}/sign-up`, { key, body: { email: `f-${uniq()}@example.com`, metadata: { referred_by: jane.referral_code } } });
+    // the leaderboard setting is off: the API answers anyway; points follow the waitlist's rewards (50 + 30 a referral)
+    expect(await board()).toEqual([
+      { rank: 1, name: "r***@example.com", referrals: 2, points: 110 },
+      { rank: 2, name: "Jane", referrals: 1, points: 80 },
+    ]);
+    expect(await board("?limit=1")).toEqual([{ rank: 1, name: "r***@example.com", referrals: 2, points: 110 }]);
+    // two more for Jane: she leads at once
+    for (let i = 0; i < 2; i++) await s.request("POST", `${path}/sign-up`, { key, body: { email: `g${i}-${uniq()}@example.com`, metadata: { referred_by: jane.referral_code } } });
+    expect((await board()).map((l: { name: string }) => l.name)).toEqual(["Jane", "r***@example.com"]);
+    for (const bad of ["?limit=0", "?limit=101", "?limit=x"]) {
+      const r = await s.request("GET", `${path}/leaderboard${bad}`, { key });
+      expect(r.status).toBe(400);
+      expect(r.body.message).toContain("limit");
+    }
+  });
 });

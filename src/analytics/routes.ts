@@ -1,11 +1,15 @@
 // Analytics endpoints (spec: Analytics): log-view and stats; daily stats for the dashboard (DESIGN §9).
 import { Elysia, t } from "elysia";
+import { publicName, topReferrers } from "../subscribers/leaderboard";
 import type { Config } from "../config";
 import type { Db } from "../db/db";
 import type { apiGuard } from "../http/api";
 import { clientIp } from "../http/client-ip";
 import { errorResponses, ErrorBody, LogViewErrorBody } from "../http/error-schemas";
 import { QueryInt } from "../http/schema";
+
+/** The most entries a leaderboard answers. */
+const LEADERBOARD_MAX = 100;
 import { DAILY_MAX_DAYS, dailyStats, logView, stats, visitorKey } from "./service";
 
 const Params = t.Object({ waitlistKey: t.String() });
@@ -56,5 +60,38 @@ export function analyticsRoutes(deps: { db: Db; config: Config; api: ReturnType<
         ...errorResponses(400, 401, 403, 429),
       },
       detail: { tags: ["Analytics"], summary: "Daily sign-ups and views", description: "UTC dates, oldest first, zero-filled (dashboard extension)." },
-    });
+    })
+    .get(
+      "/leaderboard",
+      async ({ auth, query }) => {
+        const leaders = await topReferrers(db, auth.waitlist!.id, query.limit === undefined ? 10 : Number(query.limit));
+        return { success: true, data: { leaderboard: leaders.map((l, i) => ({ rank: i + 1, name: publicName(l), referrals: Number(l.referral_count), points: Number(l.points) })) } };
+      },
+      {
+        api: { key: "any", bucket: "analytics" },
+        params: Params,
+        query: t.Object({ limit: t.Optional(QueryInt({ minimum: 1, maximum: LEADERBOARD_MAX, description: "Default 10" })) }),
+        response: {
+          200: t.Object({
+            success: t.Boolean(),
+            data: t.Object({
+              leaderboard: t.Array(
+                t.Object({
+                  rank: t.Number({ description: "1 for the top referrer; ties keep the order of confirmation" }),
+                  name: t.String({ description: "The first word of the name, or the email masked (j***@example.com), as on the status page" }),
+                  referrals: t.Number(),
+                  points: t.Number(),
+                }),
+              ),
+            }),
+          }),
+          ...errorResponses(400, 401, 403, 429),
+        },
+        detail: {
+          tags: ["Analytics"],
+          summary: "Top referrers",
+          description: "Confirmed subscribers with at least one referral, most first (issue 46). Answered whatever the status page's leaderboard setting; exact after every change.",
+        },
+      },
+    );
 }

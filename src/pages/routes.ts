@@ -1,6 +1,7 @@
 // Hosted pages (DESIGN §4): thank-you /t/{token}, confirm-pending /pending/{waitlistKey}; the links that act are in ./links.
 import { Elysia, t } from "elysia";
 import { eq, sql } from "drizzle-orm";
+import { topReferrers } from "../subscribers/leaderboard";
 import css from "../../public/pages.css" with { type: "text" };
 import favicon from "../../public/favicon.svg" with { type: "text" };
 import js from "../../public/pages.js" with { type: "text" };
@@ -69,10 +70,7 @@ export function pageRoutes(deps: { db: Db; config: Config; dispatch: Dispatch; l
     if (sub.access !== "waiting") return { html: outOfLinePage(sub, w), status: 200 };
     const [reached, leaders] = await Promise.all([
       db.rows<{ referrals: number; reward: string }>(sql`SELECT referrals, reward FROM milestone_rewards WHERE subscriber_id = ${sub.id} ORDER BY referrals`),
-      w.leaderboard
-        ? db.rows<{ name: string | null; email: string; referral_count: number }>(sql`SELECT name, email, referral_count FROM subscribers
-            WHERE waitlist_id = ${w.id} AND seq IS NOT NULL AND referral_count > 0 ORDER BY referral_count DESC, seq ASC LIMIT 10`)
-        : [],
+      w.leaderboard ? topReferrers(db, w.id, 10) : [],
     ]);
     return { html: thankYouPage(sub, w, config.baseUrl, { reached, leaders }), status: 200 };
   }

@@ -4,7 +4,7 @@ import type { SubscriberRow } from "../subscribers/view";
 import { referralLink } from "../waitlists/links";
 import { escapeHtml } from "./html";
 import { page } from "./layout";
-import { maskEmail } from "../log";
+import { publicName, type Leader } from "../subscribers/leaderboard";
 import { milestonesOf } from "../waitlists/service";
 import { manageSection } from "./link-pages";
 import { captchaWidget } from "./captcha-widget";
@@ -12,11 +12,9 @@ import { captchaWidget } from "./captcha-widget";
 /** What the status page shows beyond the subscriber itself (issue 11): rewards reached, and the leaderboard if it is on. */
 export interface StatusExtras {
   reached: { referrals: number; reward: string }[];
-  leaders: { name: string | null; email: string; referral_count: number }[];
+  leaders: Leader[];
 }
 
-/** A leaderboard entry: the first word of the name, or the email masked (`j***@gmail.com`). */
-const publicName = (l: { name: string | null; email: string }) => l.name?.trim().split(/\s+/)[0]?.slice(0, 30) || maskEmail(l.email);
 
 function rewardsSection(sub: SubscriberRow, w: Waitlist, reached: StatusExtras["reached"]): string {
   const milestones = milestonesOf(w);
