@@ -118,6 +118,8 @@ const SEMANTIC_400: RegExp[] = [
   /^webhook\.url is required while webhook\.enabled is true$/, // across two fields
   /^Unknown tag "[^"]*" in segment\./, // issue 45: a broadcast's segment names tags of the waitlist
   /^segment\.signed_up_before must be later than segment\.signed_up_after$/, // across two fields
+  /^form_fields\[\d+\]\.key: "[^"]*" is (reserved|used twice)/, // issue 46: across the list, and the form's own fields
+  /^form_fields\[\d+\]\.options: "[^"]*" appears twice$/, // the same text once trimmed
 ];
 
 function declared(o: Operation): number[] {

@@ -24,7 +24,7 @@ const NEW_CONFIRMED_KEYS = ["inflated_position", "is_new_sign_up", "is_pending_c
 const ALREADY_REGISTERED_KEYS = NEW_CONFIRMED_KEYS.filter((k) => k !== "points");
 const PENDING_KEYS = ["is_new_sign_up", "is_pending_confirmation", "message", "redirect_url", "success"];
 const SUBSCRIBER_KEYS = [
-  "city", "country", "deliverability", "email", "email_status", "id", "inflated_position", "ip_address", "joined_at", "joined_with", "metadata", "name", "phone",
+  "answers", "city", "country", "deliverability", "email", "email_status", "id", "inflated_position", "ip_address", "joined_at", "joined_with", "metadata", "name", "phone",
   "points", "position", "referral_code", "referral_count", "referred_by", "referring_domain", "sign_up_token", "status", "tags", "thank_you_url", "timezone",
   "unsubscribed_at",
 ];
@@ -640,6 +640,7 @@ describe("GET, PUT, DELETE .../subscribers/{idOrEmail}", () => {
       joined_at: expect.any(Number),
       unsubscribed_at: null,
       email_status: "ok",
+      answers: {},
     });
     expect(sub.joined_at).toBeGreaterThanOrEqual(t0 - 1_000);
     expect(sub.joined_at).toBeLessThanOrEqual(Date.now() + 1_000);

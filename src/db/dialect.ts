@@ -25,6 +25,10 @@ export interface Dialect {
   jsonObjects(fields: Record<string, SQL>, orderBy: SQL): SQL;
   /** `text` ordered by its bytes, whatever the database's locale (SQLite's only order; PostgreSQL's COLLATE "C"). */
   bytewise(text: SQL): SQL;
+  /** True when `text` holds `needle` as it is (case-sensitive on both engines; LIKE is not on SQLite). */
+  includes(text: SQL, needle: string): SQL;
+  /** True when the JSON object text `json` has at `key` an array holding the string `value`. */
+  jsonArrayHas(json: SQL, key: string, value: string): SQL;
   /** The larger of two values (SQLite's two-argument max). */
   greatest(a: SQL, b: SQL): SQL;
   /** What a unique-constraint failure is about, spelled as SQLite spells it ("waitlists.slug"); null for other errors. */

@@ -16,10 +16,12 @@ import m0013 from "../../drizzle/0013_counters_without_rowid.sql" with { type: "
 import m0014 from "../../drizzle/0014_deferred_counters.sql" with { type: "text" };
 import m0015 from "../../drizzle/0015_folded_names.sql" with { type: "text" };
 import m0016 from "../../drizzle/0016_broadcasts.sql" with { type: "text" };
+import m0017 from "../../drizzle/0017_form_fields.sql" with { type: "text" };
 import p0000 from "../../drizzle-pg/0000_baseline.sql" with { type: "text" };
 import p0001 from "../../drizzle-pg/0001_triggers.sql" with { type: "text" };
 import p0002 from "../../drizzle-pg/0002_folded_names.sql" with { type: "text" };
 import p0003 from "../../drizzle-pg/0003_broadcasts.sql" with { type: "text" };
+import p0004 from "../../drizzle-pg/0004_form_fields.sql" with { type: "text" };
 
 export const migrations: { tag: string; sql: string }[] = [
   { tag: "0000_init", sql: m0000 },
@@ -39,6 +41,7 @@ export const migrations: { tag: string; sql: string }[] = [
   { tag: "0014_deferred_counters", sql: m0014 },
   { tag: "0015_folded_names", sql: m0015 },
   { tag: "0016_broadcasts", sql: m0016 },
+  { tag: "0017_form_fields", sql: m0017 },
 ];
 
 export const pgMigrations: { tag: string; sql: string }[] = [
@@ -46,4 +49,5 @@ export const pgMigrations: { tag: string; sql: string }[] = [
   { tag: "0001_triggers", sql: p0001 },
   { tag: "0002_folded_names", sql: p0002 },
   { tag: "0003_broadcasts", sql: p0003 },
+  { tag: "0004_form_fields", sql: p0004 },
 ];

@@ -57,6 +57,8 @@ export const waitlists = pgTable(
     webhookUrl: text("webhook_url"),
     webhookEnabled: boolean("webhook_enabled").notNull().default(false),
     signingSecret: text("signing_secret").notNull(),
+    /** Issue 46: JSON array of the sign-up form's own questions (settings `form_fields`, waitlists/form-fields.ts). */
+    formFields: text("form_fields").notNull().default("[]"),
     /** Issue 45: the look of every email (settings `email_template`). */
     emailSenderName: text("email_sender_name"),
     emailLogoUrl: text("email_logo_url"),
@@ -164,6 +166,8 @@ export const subscribers = pgTable(
     inviteExpiresAt: bigint("invite_expires_at", { mode: "number" }),
     acceptedAt: bigint("accepted_at", { mode: "number" }),
     /** Issue 16: set by the unsubscribe link; no email of any kind goes to this subscriber afterwards. */
+    /** Issue 46: JSON object of the answers to the waitlist's questions, by question key. */
+    answers: text("answers").notNull().default("{}"),
     /** Issue 45: "bounced" (a permanent failure) or "complained" (marked as spam): no email of any kind goes out. */
     emailStatus: text("email_status", { enum: EMAIL_STATUSES }).notNull().default("ok"),
     unsubscribedAt: bigint("unsubscribed_at", { mode: "number" }),

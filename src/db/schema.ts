@@ -57,6 +57,8 @@ export const waitlists = sqliteTable(
     webhookUrl: text("webhook_url"),
     webhookEnabled: integer("webhook_enabled", { mode: "boolean" }).notNull().default(false),
     signingSecret: text("signing_secret").notNull(),
+    /** Issue 46: JSON array of the sign-up form's own questions (settings `form_fields`, waitlists/form-fields.ts). */
+    formFields: text("form_fields").notNull().default("[]"),
     /** Issue 45: the look of every email (settings `email_template`). */
     emailSenderName: text("email_sender_name"),
     emailLogoUrl: text("email_logo_url"),
@@ -172,6 +174,8 @@ export const subscribers = sqliteTable(
     inviteExpiresAt: integer("invite_expires_at"),
     acceptedAt: integer("accepted_at"),
     /** Issue 16: set by the unsubscribe link; no email of any kind goes to this subscriber afterwards. */
+    /** Issue 46: JSON object of the answers to the waitlist's questions, by question key. */
+    answers: text("answers").notNull().default("{}"),
     /** Issue 45: "bounced" (a permanent failure) or "complained" (marked as spam): no email of any kind goes out. */
     emailStatus: text("email_status", { enum: EMAIL_STATUSES }).notNull().default("ok"),
     unsubscribedAt: integer("unsubscribed_at"),

@@ -22,6 +22,8 @@ export interface NewSubscriber {
   /** A referrer read before the write: NULL is stored when it was deleted since. */
   referrerId: string | null;
   metadata: string;
+  /** Issue 46: the answers to the waitlist's questions, JSON. */
+  answers: string;
   referringDomain: string | null;
   ip: string | null;
   fingerprint: string | null;
@@ -61,7 +63,7 @@ const returning = (alone: (fragment: SQL) => SQL) =>
 /** The INSERT's values, by name (statementTemplate); `place` is the row's place among merged rows (1 alone). */
 const VALUES = [
   "id", "waitlistId", "email", "name", "nameKey", "phone", "status", "deliverability", "points", "referralCode", "signUpToken", "confirmToken", "referrerId",
-  "metadata", "referringDomain", "ip", "fingerprint", "fraudChecks", "country", "city", "timezone", "joinedWith", "joinedAt", "confirmedAt", "place",
+  "metadata", "answers", "referringDomain", "ip", "fingerprint", "fraudChecks", "country", "city", "timezone", "joinedWith", "joinedAt", "confirmedAt", "place",
 ] as const;
 export type SignUpValue = (typeof VALUES)[number];
 
@@ -85,10 +87,10 @@ function insertTemplate(confirmed: boolean, referred: boolean, merge: MergeRows)
       const seq = confirmed ? sql`(SELECT last_seq + ${v.place} FROM waitlists WHERE id = ${v.waitlistId})` : sql`NULL`;
       const referrer = (column: "referral_code" | "id") => (referred ? sql`(SELECT ${sql.raw(column)} FROM subscribers WHERE id = ${v.referrerId})` : sql`NULL`);
       return sql`INSERT INTO subscribers (id, waitlist_id, email, name, name_key, phone, status, deliverability, points, seq, referral_code, sign_up_token,
-        confirm_token, referred_by, referrer_id, metadata, referring_domain, ip_address, fingerprint, fraud_checks, country, city, timezone, joined_with,
+        confirm_token, referred_by, referrer_id, metadata, answers, referring_domain, ip_address, fingerprint, fraud_checks, country, city, timezone, joined_with,
         joined_at, confirmed_at, updated_at)
       VALUES ${row(sql`(${v.id}, ${v.waitlistId}, ${v.email}, ${v.name}, ${v.nameKey}, ${v.phone}, ${v.status}, ${v.deliverability}, ${v.points}, ${seq}, ${v.referralCode},
-        ${v.signUpToken}, ${v.confirmToken}, ${referrer("referral_code")}, ${referrer("id")}, ${v.metadata}, ${v.referringDomain}, ${v.ip},
+        ${v.signUpToken}, ${v.confirmToken}, ${referrer("referral_code")}, ${referrer("id")}, ${v.metadata}, ${v.answers}, ${v.referringDomain}, ${v.ip},
         ${v.fingerprint}, ${v.fraudChecks}, ${v.country}, ${v.city}, ${v.timezone}, ${v.joinedWith}, ${v.joinedAt}, ${v.confirmedAt}, ${v.joinedAt})`)}
       ON CONFLICT (waitlist_id, email) DO NOTHING ${returning(alone)}`;
     },

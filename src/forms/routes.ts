@@ -1,4 +1,5 @@
 // POST /s/{waitlistKey}: the public form action (DESIGN §4), for browsers (303 to a page) and JSON clients.
+import { formFieldsOf } from "../waitlists/form-fields";
 import { Elysia, t } from "elysia";
 import { eq } from "drizzle-orm";
 import { now } from "../clock";
@@ -157,7 +158,7 @@ export function formRoutes(deps: { db: Db; config: Config; dispatch: Dispatch })
         let solution: Solution | null = null;
         try {
           const fields = body as Record<string, unknown>;
-          const input = formSignUp(fields);
+          const input = formSignUp(fields, formFieldsOf(w).map((q) => q.key));
           let result;
           if (!input) result = honeypotAnswer(config.baseUrl, w.key);
           else {

@@ -41,15 +41,18 @@ export function refuseNul(fields: Record<string, unknown>): void {
 }
 
 /** A form post as a sign-up; null when the honeypot was filled (a bot: answered as a success, nothing stored). */
-export function formSignUp(fields: Record<string, unknown> | null | undefined): SignUpInput | null {
+export function formSignUp(fields: Record<string, unknown> | null | undefined, questions: string[] = []): SignUpInput | null {
   const f = fields && typeof fields === "object" ? fields : {};
   if (text(f.website)?.trim()) return null;
   refuseNul(f);
   const email = text(f.email);
   if (!email?.trim()) throw badRequest("email is required");
   const metadata: Record<string, unknown> = {};
+  // issue 46: a field named by one of the waitlist's questions is its answer (as posted: checked by the sign-up)
+  const answers: Record<string, unknown> = {};
+  for (const key of questions) if (f[key] !== undefined) answers[key] = f[key];
   for (const [key, value] of Object.entries(f)) {
-    if (KNOWN.has(key)) continue;
+    if (KNOWN.has(key) || questions.includes(key)) continue;
     const v = text(value);
     if (v !== undefined) metadata[key] = v;
   }
@@ -61,7 +64,7 @@ export function formSignUp(fields: Record<string, unknown> | null | undefined): 
     const v = text(f[field]);
     if (v && v.length > max) throw badRequest(`${field} must be at most ${max} characters`);
   }
-  return { email, name: text(f.name) ?? null, phone: text(f.phone) ?? null, metadata };
+  return { email, name: text(f.name) ?? null, phone: text(f.phone) ?? null, metadata, answers: answers as SignUpInput["answers"] };
 }
 
 /** A client that asked for JSON gets the sign-up JSON; a browser gets redirects and pages. */

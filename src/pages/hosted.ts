@@ -1,5 +1,6 @@
 // The hosted landing page /p/{slug} (DESIGN §4): escaped text, SEO and Open Graph tags, theme and background,
 // a form posting to /s/{waitlistKey} with a honeypot; its own CSP allows exactly its one inline <style> by hash.
+import { formFieldsOf } from "../waitlists/form-fields";
 import { createHash } from "node:crypto";
 import type { Page } from "../landing/service";
 import type { Waitlist } from "../http/api";
@@ -56,7 +57,7 @@ function renderAiPage(page: Page, w: Waitlist, pageUrl: string, preview: boolean
   const style = `*{box-sizing:border-box}body{margin:0;font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif}\n${meta.css ?? ""}`;
   // the ref slot goes right after the (rewritten) form tag, so a referral link works on AI pages too
   // with the captcha on (issue 16), the widget goes just before the form's end
-  const body = (page.aiHtml ?? "").replace(/(<form\b[^>]*>)/i, `$1${REF_SLOT}`).replace(/<\/form>/i, `${captchaWidget(w)}</form>`);
+  const body = (page.aiHtml ?? "").replace(/(<form\b[^>]*>)/i, `$1${REF_SLOT}`).replace(/<\/form>/i, `${questionFields(w)}${captchaWidget(w)}</form>`);
   const html = `<!doctype html>
 <html lang="en" data-theme="${escapeHtml(page.theme)}">
 ${head(page, w, pageUrl, style, null)}
@@ -77,6 +78,7 @@ export function renderHostedPage(page: Page, w: Waitlist, urls: { baseUrl: strin
     page.collectName ? `<label>Name<input name="name" type="text" autocomplete="name" maxlength="200"></label>` : "",
     `<label>Email<input name="email" type="email" autocomplete="email" required maxlength="254" placeholder="you@example.com"></label>`,
     page.collectPhone ? `<label>Phone<input name="phone" type="tel" autocomplete="tel" maxlength="200"></label>` : "",
+    questionFields(w),
   ].join("");
   const html = `<!doctype html>
 <html lang="en" data-theme="${escapeHtml(page.theme)}">
@@ -97,6 +99,36 @@ ${captchaWidget(w)}
 </body>
 </html>`;
   return { html, csp: pageCsp([hashOf(style)], preview) };
+}
+
+/** Issue 46: the waitlist's own questions as form controls, named by their keys (every text escaped). */
+export function questionFields(w: Waitlist): string {
+  return formFieldsOf(w)
+    .map((f) => {
+      const label = escapeHtml(f.label);
+      const name = escapeHtml(f.key);
+      const required = f.required ? " required" : "";
+      const max = f.max_length ? ` maxlength="${f.max_length}"` : "";
+      switch (f.type) {
+        case "textarea":
+          return `<label>${label}<textarea name="${name}" rows="3"${f.max_length ? max : ' maxlength="2000"'}${required}></textarea></label>`;
+        case "select":
+          return `<label>${label}<select name="${name}"${required}><option value="">Choose…</option>${f.options.map((o) => `<option>${escapeHtml(o)}</option>`).join("")}</select></label>`;
+        case "multiselect":
+          return `<fieldset class="choices"><legend>${label}${f.required ? " (at least one)" : ""}</legend>${f.options
+            .map((o) => `<label class="choice"><input type="checkbox" name="${name}" value="${escapeHtml(o)}">${escapeHtml(o)}</label>`)
+            .join("")}</fieldset>`;
+        case "checkbox":
+          return `<label class="choice"><input type="checkbox" name="${name}" value="on"${required}>${label}</label>`;
+        case "number":
+          return `<label>${label}<input name="${name}" type="number" step="any" inputmode="decimal"${required}></label>`;
+        case "url":
+          return `<label>${label}<input name="${name}" type="url"${f.max_length ? max : ' maxlength="2000"'}${required}></label>`;
+        default:
+          return `<label>${label}<input name="${name}" type="text"${f.max_length ? max : ' maxlength="200"'}${required}></label>`;
+      }
+    })
+    .join("");
 }
 
 /** The `ref` query parameter if it is a plausible referral code, else null. */

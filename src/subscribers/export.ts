@@ -4,6 +4,7 @@ import { stringify } from "csv-stringify/sync";
 import type { Db } from "../db/db";
 import type { Waitlist } from "../http/api";
 import { selectPage, statusOf, thankYouUrl, type SubscriberRow } from "./view";
+import { answerText, formFieldsOf, type Answers } from "../waitlists/form-fields";
 
 const PAGE = 500;
 const COLUMNS = [
@@ -15,7 +16,7 @@ const COLUMNS = [
 /** A cell a spreadsheet would run as a formula gets a leading apostrophe (CSV formula injection). */
 export const defuse = (value: string): string => (/^[=+\-@\t\r]/.test(value) ? `'${value}` : value);
 
-function record(row: SubscriberRow, position: number | null, waitlist: Waitlist, baseUrl: string): string[] {
+function record(row: SubscriberRow, position: number | null, waitlist: Waitlist, baseUrl: string, questions: string[]): string[] {
   const tags = (JSON.parse(row.tags_json ?? "[]") as { name: string }[]).map((t) => t.name).join("; ");
   const ranked = position !== null;
   const confirmed = row.status === "confirmed";
@@ -29,6 +30,8 @@ function record(row: SubscriberRow, position: number | null, waitlist: Waitlist,
     row.unsubscribed_at === null ? "" : new Date(Number(row.unsubscribed_at)).toISOString(),
     // issue 45: bounced and complained addresses (a mailing tool must not write to them either)
     row.email_status,
+    // issue 46: one column per question of the waitlist, `answers.KEY`
+    ...questions.map((key) => answerText((JSON.parse(row.answers ?? "{}") as Answers)[key])),
   ];
   return cells.map(defuse);
 }
@@ -68,12 +71,13 @@ export function exportCsv(db: Db, waitlist: Waitlist, baseUrl: string): Readable
   const source = pages(db, waitlist.id);
   let position = 0;
   let started = false;
+  const questions = formFieldsOf(waitlist).map((q) => q.key);
   return new ReadableStream<Uint8Array>({
     // every pull enqueues a chunk or closes: a pull that does neither would stall the stream
     async pull(controller) {
       if (!started) {
         started = true;
-        controller.enqueue(encoder.encode(stringify([COLUMNS])));
+        controller.enqueue(encoder.encode(stringify([[...COLUMNS, ...questions.map((key) => `answers.${key}`)]])));
         return;
       }
       const next = await source.next();
@@ -82,7 +86,7 @@ export function exportCsv(db: Db, waitlist: Waitlist, baseUrl: string): Readable
         return;
       }
       const { rows, ranked } = next.value;
-      controller.enqueue(encoder.encode(stringify(rows.map((r) => record(r, ranked ? ++position : null, waitlist, baseUrl)))));
+      controller.enqueue(encoder.encode(stringify(rows.map((r) => record(r, ranked ? ++position : null, waitlist, baseUrl, questions)))));
     },
     async cancel() {
       await source.return(undefined);

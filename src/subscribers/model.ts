@@ -3,6 +3,7 @@ import { SAME_NAME } from "../db/fold";
 import { t } from "elysia";
 import { EMAIL_PATTERN, Int, Matching, QueryInt } from "../http/schema";
 import { EMAIL_MAX } from "./email";
+import { ANSWER_MAX, FORM_FIELDS_MAX, OPTION_MAX, OPTIONS_MAX } from "../waitlists/form-fields";
 
 export const NAME_MAX = 200;
 export const PHONE_MAX = 200;
@@ -20,6 +21,13 @@ export const SignUpBody = t.Object(
         maxProperties: METADATA_MAX_KEYS,
         description:
           "Custom fields (max 50 keys, 16 KB). Reserved: referred_by (referrer's code), referring_domain, client_ip (end user's IPv4 or IPv6 address), fingerprint",
+      }),
+    ),
+    answers: t.Optional(
+      t.Record(t.String(), t.Union([t.String({ maxLength: ANSWER_MAX }), t.Number(), t.Boolean(), t.Array(t.String({ maxLength: OPTION_MAX }), { maxItems: OPTIONS_MAX })]), {
+        maxProperties: FORM_FIELDS_MAX,
+        description:
+          "Extension (issue 46): answers to the waitlist's questions (settings form_fields), by key: text, textarea, url and select as text, multiselect as a list of options, checkbox as true or false, number as a number. A required question unanswered, an answer to no question, or one that does not fit its question is a 400 naming answers.KEY",
       }),
     ),
   },
@@ -80,6 +88,7 @@ export const Subscriber = t.Object({
     description: "Extension: when the subscriber followed the unsubscribe link (ms); no email goes to them afterwards. They keep their place in line",
   }),
   email_status: EmailStatus,
+  answers: t.Record(t.String(), t.Any(), { description: "Extension (issue 46): the answers to the waitlist's questions, by key" }),
 });
 
 export const SubscriberResponse = t.Object({ success: t.Boolean(), data: t.Object({ subscriber: Subscriber }) });
@@ -94,6 +103,9 @@ export const ListQuery = t.Object({
   unsubscribed: t.Optional(t.Union([t.Literal("true"), t.Literal("false")], { description: "Extension: true lists only unsubscribed subscribers, false only those still receiving email" })),
   email_status: t.Optional(t.Union([t.Literal("ok"), t.Literal("bounced"), t.Literal("complained")], { description: "Extension: only subscribers whose email status is this" })),
   q: t.Optional(t.String({ maxLength: 254, description: `Search: part of the email (case-insensitive) or of the name, ${SAME_NAME}` })),
+}, {
+  // issue 46: `answers.KEY=VALUE` filters by an answer (checked by the handler: KEY must be a question of the waitlist)
+  additionalProperties: t.String({ maxLength: 200 }),
 });
 
 export const ListResponse = t.Object({

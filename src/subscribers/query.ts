@@ -2,6 +2,7 @@
 import { sql, type SQL } from "drizzle-orm";
 import type { Db } from "../db/db";
 import { foldName } from "../db/fold";
+import { formFieldsOf } from "../waitlists/form-fields";
 import type { Waitlist } from "../http/api";
 import { badRequest, notFound } from "../http/errors";
 import { normalizeEmail } from "./email";
@@ -73,6 +74,40 @@ async function tagFilter(db: Db, waitlistId: string, tag: string): Promise<SQL> 
   return sql`EXISTS (SELECT 1 FROM subscriber_tags st WHERE st.subscriber_id = s.id AND st.tag_id = ${found.id})`;
 }
 
+const LIST_PARAMS = new Set(["page", "limit", "sort_by", "sort_dir", "tag", "q", "status", "unsubscribed", "email_status"]);
+
+/**
+ * Issue 46: `answers.KEY=VALUE`, an answer equal to VALUE (a multiselect's holding it; a checkbox's true or false; a
+ * number's equal as a number). Answers are stored as JSON written by one function (JSON.stringify of checked values,
+ * no spaces, keys of [a-z0-9_]), so a scalar answer is the text `"KEY":VALUE` followed by `,` or `}`, found as it is.
+ */
+function answerFilters(db: Db, waitlist: Waitlist, params: ListParams): SQL[] {
+  const questions = formFieldsOf(waitlist);
+  const out: SQL[] = [];
+  for (const [name, raw] of Object.entries(params as Record<string, string | undefined>)) {
+    if (LIST_PARAMS.has(name) || raw === undefined) continue;
+    const key = /^answers\.([a-z][a-z0-9_]{0,39})$/.exec(name)?.[1];
+    if (!key) throw badRequest(`Unknown query parameter "${name}"; allowed: ${[...LIST_PARAMS].join(", ")} and answers.KEY`);
+    const q = questions.find((f) => f.key === key);
+    if (!q) throw badRequest(`${name}: "${key}" is not a question of this waitlist${questions.length ? `; its questions: ${questions.map((f) => f.key).join(", ")}` : ""}`);
+    if (q.type === "multiselect") {
+      out.push(db.d.jsonArrayHas(sql`s.answers`, key, raw));
+      continue;
+    }
+    let value: string | number | boolean = raw;
+    if (q.type === "checkbox") {
+      if (raw !== "true" && raw !== "false") throw badRequest(`${name} must be true or false`);
+      value = raw === "true";
+    } else if (q.type === "number") {
+      value = Number(raw);
+      if (!raw.trim() || !Number.isFinite(value)) throw badRequest(`${name} must be a number`);
+    }
+    const member = `"${key}":${JSON.stringify(value)}`;
+    out.push(sql`(${db.d.includes(sql`s.answers`, `${member},`)} OR ${db.d.includes(sql`s.answers`, `${member}}`)})`);
+  }
+  return out;
+}
+
 /** `%q%` with LIKE's own characters escaped; `q` as the column it is compared with spells it. */
 const likePattern = (q: string) => `%${q.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 
@@ -89,6 +124,7 @@ export async function listSubscribers(db: Db, waitlist: Waitlist, params: ListPa
   else if (params.status) filters.push(sql`s.status = 'confirmed' AND s.access = ${params.status}`);
   if (params.unsubscribed !== undefined) filters.push(params.unsubscribed === "true" ? sql`s.unsubscribed_at IS NOT NULL` : sql`s.unsubscribed_at IS NULL`);
   if (params.email_status !== undefined) filters.push(sql`s.email_status = ${params.email_status}`);
+  filters.push(...answerFilters(db, waitlist, params));
   const q = params.q?.trim();
   // emails are stored lowercased, names compared by their folded key (db/fold-names.ts): the same on both engines
   if (q) filters.push(sql`(s.email LIKE ${likePattern(q.toLowerCase())} ESCAPE '\\' OR s.name_key LIKE ${likePattern(foldName(q))} ESCAPE '\\')`);

@@ -81,7 +81,7 @@ export function subscriberRoutes(deps: { db: Db; config: Config; api: ReturnType
       params: WaitlistParams,
       query: ListQuery,
       response: { 200: ListResponse, ...errorResponses(400, 401, 403, 429) },
-      detail: { tags: ["Subscribers"], summary: "List subscribers", description: "Paginated; sort by position, points, date, referral_count or email; filter by tag, status, unsubscribed (true|false) or email_status, or search with q." },
+      detail: { tags: ["Subscribers"], summary: "List subscribers", description: "Paginated; sort by position, points, date, referral_count or email; filter by tag, status, unsubscribed (true|false), email_status or an answer (answers.KEY=VALUE, KEY a question of the waitlist: a multiselect's answer holding VALUE, a checkbox's true or false), or search with q. Any other parameter is a 400." },
       },
     )
     .get(

@@ -9,6 +9,7 @@ import { isDisposable, isRoleAddress, isValidEmailSyntax, normalizeEmail } from 
 import { judge, referrerSignals, type FraudReason, type ReferrerSignals } from "./fraud";
 import { locate } from "./geo";
 import { splitMetadata } from "./metadata";
+import { checkAnswers, formFieldsOf } from "../waitlists/form-fields";
 import type { SignUpInput } from "./model";
 import { milestonesReached } from "./milestones";
 import { positionOf } from "./rank";
@@ -62,6 +63,8 @@ export async function signUp(db: Db, waitlist: Waitlist, input: SignUpInput, ctx
   const email = normalizeEmail(input.email);
   if (!email) throw badRequest("email is required");
   const deliverability = deliverabilityOf(email, waitlist.validateEmails);
+  // issue 46: the waitlist's questions, checked on every path before anything is read or written
+  const answers = JSON.stringify(checkAnswers(formFieldsOf(waitlist), input.answers, ctx.joinedWith === "form"));
   const { reserved, custom } = splitMetadata(input.metadata);
   const ip = reserved.clientIp ?? ctx.requestIp;
   // spec: API sign-ups are checked for fraud only with client_ip or fingerprint; form sign-ups always
@@ -86,6 +89,7 @@ export async function signUp(db: Db, waitlist: Waitlist, input: SignUpInput, ctx
     phone: cleanText(input.phone),
     deliverability,
     metadata: custom,
+    answers,
     referringDomain: reserved.referringDomain ?? ctx.refererHost,
     referrerId: referrer?.id ?? null,
     ip,
@@ -132,7 +136,7 @@ async function readBefore(db: Db, waitlistId: string, email: string, code: strin
 /** What a sign-up knows of its subscriber before the write: the new row's values, and the time. */
 type Base = Pick<
   NewSubscriber,
-  "email" | "name" | "phone" | "deliverability" | "metadata" | "referringDomain" | "referrerId" | "ip" | "fingerprint" | "fraudChecks" | "country" | "city" | "timezone" | "joinedWith"
+  "email" | "name" | "phone" | "deliverability" | "metadata" | "answers" | "referringDomain" | "referrerId" | "ip" | "fingerprint" | "fraudChecks" | "country" | "city" | "timezone" | "joinedWith"
 > & { at: number };
 
 /** A pending subscriber (no seq, a confirmation token), or one confirmed at once with its seq and sign-up points. */
@@ -152,6 +156,7 @@ function insertSubscriber(db: Db, id: string, waitlistId: string, b: Base, confi
     confirmToken,
     referrerId: b.referrerId,
     metadata: b.metadata,
+    answers: b.answers,
     referringDomain: b.referringDomain,
     ip: b.ip,
     fingerprint: b.fingerprint,

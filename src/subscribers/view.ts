@@ -42,6 +42,7 @@ export interface SubscriberRow {
   accepted_at: number | null;
   unsubscribed_at: number | null;
   email_status: "ok" | "bounced" | "complained";
+  answers: string;
   position: number | null;
   tags_json: string;
 }
@@ -108,6 +109,7 @@ export function subscriberView(row: SubscriberRow, waitlist: Pick<Waitlist, "pos
     joined_at: Number(row.joined_at),
     unsubscribed_at: row.unsubscribed_at === null ? null : Number(row.unsubscribed_at),
     email_status: row.email_status,
+    answers: JSON.parse(row.answers ?? "{}") as Record<string, unknown>,
   };
 }
 

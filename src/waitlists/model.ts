@@ -1,7 +1,8 @@
 // TypeBox models of the waitlist and settings endpoints (spec: Waitlists; DESIGN §4 settings extension).
 import { SAME_NAME } from "../db/fold";
-import { t } from "elysia";
+import { t, type TSchema } from "elysia";
 import { CreatePageBody } from "../landing/model";
+import { ANSWER_MAX, FORM_FIELDS_MAX, KEY_PATTERN, LABEL_MAX, OPTION_MAX, OPTIONS_MAX, type FieldType } from "./form-fields";
 import { HOST_OR_BLANK_PATTERN, HOST_OR_WILDCARD_PATTERN, HTTP_URL_PATTERN, Int, Matching, OrNull, PLAIN_TEXT_PATTERN, SLUG_PATTERN, Text } from "../http/schema";
 
 export const NAME_MAX = 100;
@@ -97,6 +98,34 @@ const EmailTemplatePatchBody = t.Object(
   { additionalProperties: false, description: "The look of every email: name or logo at the top, link colour, footer" },
 );
 
+/**
+ * Issue 46: one question of the sign-up form, by its type: a select or multiselect has options (and only they do); a
+ * text, textarea or url may have max_length (and only they may). Keys are distinct and none is a field the form
+ * already has (email, name, phone, ref, utm_source...): those two are the handler's (400 naming the key).
+ */
+const questionOf = (type: FieldType, extra: Record<string, TSchema>) =>
+  t.Object(
+    {
+      key: Matching(KEY_PATTERN, { maxLength: 40, error: "must be lowercase letters, digits and _, starting with a letter (at most 40)", description: "The answer's name: the form field's name and answers.KEY" }),
+      label: Text({ maxLength: LABEL_MAX, description: "What the form shows (as text, escaped)" }),
+      type: t.Literal(type),
+      required: t.Optional(t.Boolean({ description: "Default false; a required checkbox must be checked" })),
+      ...extra,
+    },
+    { additionalProperties: false, title: `A ${type} question` },
+  );
+const Options = () => t.Array(Text({ maxLength: OPTION_MAX }), { minItems: 1, maxItems: OPTIONS_MAX, uniqueItems: true, description: "The choices" });
+const MaxLength = (byDefault: number) => t.Optional(Int({ minimum: 1, maximum: ANSWER_MAX, description: `The longest answer (default ${byDefault})` }));
+const FormFieldBody = t.Union([
+  questionOf("text", { max_length: MaxLength(200) }),
+  questionOf("textarea", { max_length: MaxLength(2000) }),
+  questionOf("url", { max_length: MaxLength(2000) }),
+  questionOf("select", { options: Options() }),
+  questionOf("multiselect", { options: Options() }),
+  questionOf("checkbox", {}),
+  questionOf("number", {}),
+]);
+
 /** Issue 11: rewards for referrers at referral thresholds (at most 10, distinct thresholds). */
 export const MILESTONES_MAX = 10;
 export const REWARD_MAX = 200;
@@ -161,6 +190,12 @@ export const SettingsPatchBody = t.Object(
     leaderboard: t.Optional(t.Boolean({ description: "Show the top 10 referrers (names or masked emails) on every subscriber's status page" })),
     captcha: t.Optional(Captcha),
     email_template: t.Optional(EmailTemplatePatchBody),
+    form_fields: t.Optional(
+      t.Array(FormFieldBody, {
+        maxItems: FORM_FIELDS_MAX,
+        description: "The sign-up form's own questions (issue 46), in order; replaces the list ([] removes them; answers already given stay)",
+      }),
+    ),
   },
   { additionalProperties: false, minProperties: 1, description: "At least one setting" },
 );
@@ -190,6 +225,16 @@ export const Settings = t.Object({
   invite_redirect_url: t.Union([t.String(), t.Null()]),
   captcha: Captcha,
   email_template: t.Object(EmailTemplate),
+  form_fields: t.Array(
+    t.Object({
+      key: t.String(),
+      label: t.String(),
+      type: t.Union([t.Literal("text"), t.Literal("textarea"), t.Literal("select"), t.Literal("multiselect"), t.Literal("checkbox"), t.Literal("number"), t.Literal("url")]),
+      required: t.Boolean(),
+      options: t.Array(t.String()),
+      max_length: t.Union([t.Number(), t.Null()]),
+    }),
+  ),
   landing_page_status: t.Union([t.Literal("draft"), t.Literal("published"), t.Literal("unpublished"), t.Null()], {
     description: "Read-only: the landing page's status, or null while the waitlist has none (GET .../landing-page answers 404 then).",
   }),

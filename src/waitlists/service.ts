@@ -1,4 +1,5 @@
 // Waitlists: create (slug rules, plan limit, reserved names), list, and the settings extension (DESIGN §4).
+import { checkFormFields, formFieldsOf } from "./form-fields";
 import { desc, eq, getTableColumns, getTableName, sql, type SQL } from "drizzle-orm";
 import { now, token } from "../clock";
 import type { Db, Tables } from "../db/db";
@@ -176,6 +177,7 @@ function settingsView(w: Waitlist, pageStatus: "draft" | "published" | "unpublis
     invite_expiry_days: w.inviteExpiryDays,
     invite_redirect_url: w.inviteRedirectUrl,
     captcha: w.captcha,
+    form_fields: formFieldsOf(w),
     email_template: { sender_name: w.emailSenderName, logo_url: w.emailLogoUrl, color: w.emailColor, footer: w.emailFooter },
     landing_page_status: pageStatus,
   };
@@ -247,6 +249,7 @@ export async function updateSettings(db: Db, w: Waitlist, patch: SettingsPatch, 
   const me = patch.milestone_email;
   if (me?.subject !== undefined) set.milestoneSubject = requireText(me.subject, "milestone_email.subject");
   if (me?.body !== undefined) set.milestoneBody = requireText(me.body, "milestone_email.body");
+  if (patch.form_fields !== undefined) set.formFields = checkFormFields(patch.form_fields);
   const et = patch.email_template;
   if (et?.sender_name !== undefined) set.emailSenderName = et.sender_name?.trim() || null;
   if (et?.logo_url !== undefined) set.emailLogoUrl = et.logo_url === null ? null : httpUrl(et.logo_url, "email_template.logo_url");

@@ -43,6 +43,8 @@ export const pgDialect: Dialect = {
   jsonTextArray: (values) => sql`jsonb_array_elements_text(${JSON.stringify(values)}::text::jsonb) AS j(value)`,
   jsonObjects: (fields, orderBy) => sql`coalesce(json_agg(json_build_object(${pairs(fields)}) ORDER BY ${orderBy}), '[]'::json)::text`,
   bytewise: (text) => sql`${text} COLLATE "C"`,
+  includes: (text, needle) => sql`strpos(${text}, ${needle}) > 0`,
+  jsonArrayHas: (json, key, value) => sql`jsonb_exists(${json}::jsonb -> ${key}, ${value})`,
   greatest: (a, b) => sql`greatest(${a}, ${b})`,
   uniqueKey(err) {
     // a builder query's error (drizzle's DrizzleQueryError) carries the driver's as its cause

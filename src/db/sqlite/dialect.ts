@@ -15,6 +15,8 @@ export const sqliteDialect: Dialect = {
   jsonTextArray: (values) => sql`json_each(${JSON.stringify(values)}) AS j`,
   jsonObjects: (fields, orderBy) => sql`json_group_array(json_object(${pairs(fields)}) ORDER BY ${orderBy})`,
   bytewise: (text) => text,
+  includes: (text, needle) => sql`instr(${text}, ${needle}) > 0`,
+  jsonArrayHas: (json, key, value) => sql`EXISTS (SELECT 1 FROM json_each(${json}, ${`$.${key}`}) WHERE value = ${value})`,
   greatest: (a, b) => sql`max(${a}, ${b})`,
   uniqueKey(err) {
     const m = /UNIQUE constraint failed: (index '[^']+'|[\w.]+(?:, [\w.]+)*)/.exec(messageOf(err));
