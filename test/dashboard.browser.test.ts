@@ -297,6 +297,15 @@ describe("settings", () => {
     await t.page.getByLabel("Referrals needed").fill("3");
     await t.page.getByLabel("Reward", { exact: true }).fill("Early access");
     await t.page.getByLabel("Tag (optional)").fill("insider");
+    // issue 46: a question, its key following its text, and its preview
+    await t.page.getByRole("button", { name: "Add a question" }).click();
+    await t.page.getByLabel("Question", { exact: true }).fill("Your role");
+    await t.page.getByLabel("Answer type").selectOption("select");
+    await t.page.getByLabel("Options, separated by commas").fill("founder, engineer");
+    await t.page.getByText("Required", { exact: true }).click();
+    await hasCount(t.page.locator(".question-preview select option"), 3);
+    expect(await t.page.getByLabel("Answer key").inputValue()).toBe("your_role");
+    await t.page.locator(".question-preview").screenshot({ path: join(ARTIFACTS, "dashboard-5-settings-questions.png") });
     await t.page.getByLabel("Links work for (days)").fill("7");
     await t.page.getByLabel("After accepting, go to").fill("https://app.example.com/welcome");
     await t.page.getByRole("button", { name: "Save settings" }).click();
@@ -314,6 +323,7 @@ describe("settings", () => {
       milestones: [{ referrals: 3, reward: "Early access", tag: "insider" }],
       invite_expiry_days: 7,
       invite_redirect_url: "https://app.example.com/welcome",
+      form_fields: [{ key: "your_role", label: "Your role", type: "select", required: true, options: ["founder", "engineer"], max_length: null }],
     });
 
     await t.page.getByRole("button", { name: "Show signing secret" }).click();

@@ -1,7 +1,7 @@
 // Settings of one waitlist: every field of GET/PATCH .../settings, the webhook secret on demand with a
 // test delivery and rotation, and a new per-waitlist API key (shown once).
 import { api, wl } from "./api.js";
-import { announce, checkbox, confirmDialog, field, h, showSecret } from "./dom.js";
+import { announce, checkbox, confirmDialog, field, h, mount, showSecret } from "./dom.js";
 import { waitlistHeader } from "./nav.js";
 
 export async function settingsView(key) {
@@ -49,6 +49,7 @@ export async function settingsView(key) {
     footer: area("footer", s.email_template.footer, { rows: 3, maxlength: 500, placeholder: "Rocket Inc., 1 Launch Pad, City, Country" }),
   };
   const milestones = milestoneEditor(s.milestones);
+  const questions = questionEditor(s.form_fields);
   const checked = (box) => box.querySelector("input").checked;
   const orNull = (v) => (v.trim() ? v.trim() : null);
   const error = h("p", { class: "notice error", role: "alert", hidden: true });
@@ -77,6 +78,7 @@ export async function settingsView(key) {
       invitation_email: { subject: f.invitationSubject.value, body: f.invitationBody.value },
       invite_expiry_days: Number(f.inviteExpiryDays.value || 14),
       invite_redirect_url: orNull(f.inviteRedirectUrl.value),
+      form_fields: questions.value(),
       email_template: { sender_name: orNull(f.senderName.value), logo_url: orNull(f.logoUrl.value), color: f.color.value, footer: orNull(f.footer.value) },
     };
     try {
@@ -128,6 +130,7 @@ export async function settingsView(key) {
         field("Captcha on the public form", f.captcha, "With ALTCHA, hosted pages solve a small proof-of-work before sending; your own forms must add the altcha field (see the API docs)."),
         field("Your own sign-up page", f.signupUrl, "Where referral links lead (with ?ref=CODE); empty: the custom domain, else the hosted page."),
       ),
+      h("section", { class: "card" }, h("h2", {}, "Your questions"), questions.element),
       h(
         "section",
         { class: "card" },
@@ -233,6 +236,94 @@ function webhookTools(key, initialSecret) {
     "Rotate secret",
   );
   return h("div", { class: "webhook-tools" }, h("div", { class: "actions" }, toggle, test, rotate), shown, result, h("p", { class: "hint" }, "Save the URL first; the test event goes to the saved URL."));
+}
+
+const QUESTION_TYPES = [
+  ["text", "Short text"],
+  ["textarea", "Long text"],
+  ["select", "One of a list"],
+  ["multiselect", "Several of a list"],
+  ["checkbox", "Checkbox"],
+  ["number", "Number"],
+  ["url", "Web address"],
+];
+const hasOptions = (type) => type === "select" || type === "multiselect";
+
+/** Up to 20 questions of the sign-up form (issue 46), with a preview of the form's controls as the hosted page shows them. */
+function questionEditor(initial) {
+  const list = h("div", { class: "questions" });
+  const preview = h("div", { class: "question-preview", "aria-label": "Preview of the questions on the form" });
+  const addButton = h("button", { type: "button", onclick: () => add({ key: "", label: "", type: "text", required: false, options: [] }) }, "Add a question");
+  const rows = [];
+  const slug = (text) => text.toLowerCase().replace(/[^a-z0-9]+/g, "_").replace(/^[^a-z]+|_+$/g, "").slice(0, 40);
+  function add(q) {
+    const label = h("input", { value: q.label, maxlength: 200, "aria-label": "Question", placeholder: "What is your role?" });
+    const key = h("input", { value: q.key, maxlength: 40, "aria-label": "Answer key", placeholder: "role", pattern: "[a-z][a-z0-9_]*" });
+    const type = h("select", { "aria-label": "Answer type" }, QUESTION_TYPES.map(([value, text]) => h("option", { value, selected: q.type === value }, text)));
+    const options = h("input", { value: q.options.join(", "), "aria-label": "Options, separated by commas", placeholder: "founder, engineer, other" });
+    const requiredId = `q-${Math.random().toString(36).slice(2, 9)}`;
+    const required = h("input", { type: "checkbox", id: requiredId, checked: q.required });
+    const row = h("div", { class: "question" }, label, key, type, options, h("span", { class: "check" }, required, h("label", { for: requiredId }, "Required")));
+    const entry = { row, label, key, type, options, required };
+    // a new question's key follows its text until it is edited by hand
+    let keyEdited = Boolean(q.key);
+    key.addEventListener("input", () => (keyEdited = true));
+    label.addEventListener("input", () => {
+      if (!keyEdited) key.value = slug(label.value);
+    });
+    row.addEventListener("input", sync);
+    row.addEventListener("change", sync);
+    row.append(h("button", { type: "button", class: "danger", "aria-label": "Remove this question", onclick: () => (rows.splice(rows.indexOf(entry), 1), row.remove(), sync()) }, "Remove"));
+    rows.push(entry);
+    list.append(row);
+    sync();
+  }
+  const current = () =>
+    rows
+      .filter((r) => r.label.value.trim() && r.key.value.trim())
+      .map((r) => ({
+        key: r.key.value.trim(),
+        label: r.label.value.trim(),
+        type: r.type.value,
+        required: r.required.checked,
+        ...(hasOptions(r.type.value) ? { options: r.options.value.split(",").map((o) => o.trim()).filter(Boolean) } : {}),
+      }));
+  function sync() {
+    addButton.disabled = rows.length >= 20;
+    // disabled rather than hidden: the row keeps its columns
+    for (const r of rows) r.options.disabled = !hasOptions(r.type.value);
+    mount(preview, current().map(control));
+  }
+  for (const q of initial) add(q);
+  return {
+    element: h(
+      "div",
+      {},
+      h("p", { class: "hint" }, "Asked on your hosted page and the form action; answers are on each subscriber, filter the list and are columns of the CSV export."),
+      list,
+      addButton,
+      h("h3", {}, "Preview"),
+      preview,
+    ),
+    value: current,
+  };
+}
+
+/** A question as the hosted page shows it (disabled: a preview). */
+function control(q) {
+  const label = q.label + (q.required ? " *" : "");
+  switch (q.type) {
+    case "textarea":
+      return h("label", { class: "field" }, label, h("textarea", { rows: 2, disabled: true }));
+    case "select":
+      return h("label", { class: "field" }, label, h("select", { disabled: true }, h("option", {}, "Choose…"), (q.options ?? []).map((o) => h("option", {}, o))));
+    case "multiselect":
+      return h("fieldset", {}, h("legend", {}, label), (q.options ?? []).map((o) => h("label", { class: "check" }, h("input", { type: "checkbox", disabled: true }), o)));
+    case "checkbox":
+      return h("label", { class: "check" }, h("input", { type: "checkbox", disabled: true }), label);
+    default:
+      return h("label", { class: "field" }, label, h("input", { type: q.type === "number" ? "number" : q.type === "url" ? "url" : "text", disabled: true }));
+  }
 }
 
 /** Up to 10 milestones: referrals needed, the reward, and an optional tag. */

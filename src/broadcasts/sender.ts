@@ -40,7 +40,7 @@ const parseCursor = (cursor: string | null) => {
 
 /**
  * Queues the next batch of one broadcast: "queued" some, "done" when the segment is exhausted (the broadcast's
- * queued_at is then set), "full" when a minute of emails is already queued, "gone" when it stopped sending.
+ * queued_at is then set), "full" when 15 s of emails are already queued, "gone" when it stopped sending.
  */
 export async function queueBatch(db: Db, broadcastId: string, ratePerMinute: number, at = now()): Promise<"queued" | "done" | "full" | "gone"> {
   const interval = 60_000 / ratePerMinute;
