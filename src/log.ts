@@ -36,7 +36,7 @@ function bufferedStdout(): (line: string) => void {
   };
   process.on("exit", () => {
     const text = take();
-    if (text) writeSync(1, text);
+    if (text) writeAllSync(text);
   });
   return (line) => {
     const waiting = pending.push(line);
@@ -44,6 +44,23 @@ function bufferedStdout(): (line: string) => void {
     if (waiting === 1) timer = setTimeout(flush, FLUSH_MS).unref();
     else if (waiting >= FLUSH_LINES) flush();
   };
+}
+
+/**
+ * Writes all of `text` to stdout before returning. A pipe's end may be non-blocking: when its reader is slow and the
+ * pipe is full, a write takes part of the text or answers EAGAIN (the test of 5,000 lines at exit met it), so it is
+ * written in pieces, waiting a millisecond whenever the pipe is full.
+ */
+function writeAllSync(text: string) {
+  let rest = Buffer.from(text);
+  while (rest.length > 0) {
+    try {
+      rest = rest.subarray(writeSync(1, rest));
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "EAGAIN") throw err;
+      Bun.sleepSync(1);
+    }
+  }
 }
 
 /** `new Date().toISOString()`, made once per millisecond: a busy server writes dozens of lines in each. */
