@@ -114,7 +114,12 @@ export function emailRoutes(deps: { db: Db; api: ReturnType<typeof apiGuard>; di
           const res = await fetch(report.subscribeUrl, { redirect: "error", signal: AbortSignal.timeout(10_000) }).catch((err: Error) => err);
           if (res instanceof Error || !res.ok) {
             log.warn("SNS subscription not confirmed", { error: res instanceof Error ? res.message : `HTTP ${res.status}` });
-            return { success: false, message: "The SNS subscription could not be confirmed: SNS will send the confirmation again", data: { received: 0, bounced: 0, complained: 0, soft_bounces: 0, unknown: 0 } };
+            // a 5xx would be this server's failure to a client; the operator asks SNS for the confirmation again
+            return {
+              success: false,
+              message: "The SNS subscription could not be confirmed from this server: request the confirmation again in the SNS console (or confirm its SubscribeURL there)",
+              data: { received: 0, bounced: 0, complained: 0, soft_bounces: 0, unknown: 0 },
+            };
           }
           return { success: true, message: "SNS subscription confirmed", data: { received: 0, bounced: 0, complained: 0, soft_bounces: 0, unknown: 0 } };
         }
@@ -143,7 +148,7 @@ export function emailRoutes(deps: { db: Db; api: ReturnType<typeof apiGuard>; di
           tags: ["Email"],
           summary: "Report bounces and complaints",
           description:
-            "Our own bulk form, or a provider's webhook body as it sends it (Amazon SES over SNS, Postmark). A bounced or complained subscriber gets no further email and keeps their place; subscriber.bounced and subscriber.complained webhooks go out. Every report is checked before any is applied; a waitlist the account does not have is a 404. The key may also come as the password of HTTP Basic authentication.",
+            "Our own bulk form, or a provider's webhook body as it sends it (Amazon SES over SNS, Postmark). A bounced or complained subscriber gets no further email and keeps their place; subscriber.bounced and subscriber.complained webhooks go out. Every report is checked before any is applied; a waitlist the account does not have is a 404. An SNS subscription this server cannot confirm (Amazon's host unreachable) answers success false, to be confirmed again from the SNS console. The key may also come as the password of HTTP Basic authentication.",
         },
       },
     );
