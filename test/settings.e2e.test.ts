@@ -52,8 +52,9 @@ describe("settings", () => {
       captcha: "off",
       // issue 45: the look of every email
       email_template: { sender_name: null, logo_url: null, color: "#111827", footer: null },
-      // issue 46: the form's own questions
+      // issue 46: the form's own questions, the share image
       form_fields: [],
+      og_image_url: null,
       // issue 43: read-only, no page yet
       landing_page_status: null,
     });

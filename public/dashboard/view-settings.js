@@ -36,6 +36,7 @@ export async function settingsView(key) {
       ].map(([value, label]) => h("option", { value, selected: s.captcha === value }, label)),
     ),
     signupUrl: input("signup_url", s.signup_url, { type: "url", placeholder: "https://www.example.com/join" }),
+    ogImageUrl: input("og_image_url", s.og_image_url, { type: "url", placeholder: "https://example.com/share.png" }),
     leaderboard: checkbox("Show the top 10 referrers (first names or masked emails) on every status page", s.leaderboard),
     invitationSubject: input("invitation_subject", s.invitation_email.subject, { required: true }),
     invitationBody: area("invitation_body", s.invitation_email.body, { required: true }),
@@ -72,6 +73,7 @@ export async function settingsView(key) {
       custom_domain: orNull(f.customDomain.value),
       captcha: f.captcha.value,
       signup_url: orNull(f.signupUrl.value),
+      og_image_url: orNull(f.ogImageUrl.value),
       leaderboard: checked(f.leaderboard),
       milestones: milestones.value(),
       milestone_email: { subject: f.milestoneSubject.value, body: f.milestoneBody.value },
@@ -129,6 +131,7 @@ export async function settingsView(key) {
         field("Custom domain", f.customDomain, "Point its DNS at this server; your published page is served at its root."),
         field("Captcha on the public form", f.captcha, "With ALTCHA, hosted pages solve a small proof-of-work before sending; your own forms must add the altcha field (see the API docs)."),
         field("Your own sign-up page", f.signupUrl, "Where referral links lead (with ?ref=CODE); empty: the custom domain, else the hosted page."),
+        field("Share image", f.ogImageUrl, "Shown when your page or a status page is shared (Open Graph, Twitter card); 1200x630 works best."),
       ),
       h("section", { class: "card" }, h("h2", {}, "Your questions"), questions.element),
       h(

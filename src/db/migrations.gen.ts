@@ -17,11 +17,13 @@ import m0014 from "../../drizzle/0014_deferred_counters.sql" with { type: "text"
 import m0015 from "../../drizzle/0015_folded_names.sql" with { type: "text" };
 import m0016 from "../../drizzle/0016_broadcasts.sql" with { type: "text" };
 import m0017 from "../../drizzle/0017_form_fields.sql" with { type: "text" };
+import m0018 from "../../drizzle/0018_og_image.sql" with { type: "text" };
 import p0000 from "../../drizzle-pg/0000_baseline.sql" with { type: "text" };
 import p0001 from "../../drizzle-pg/0001_triggers.sql" with { type: "text" };
 import p0002 from "../../drizzle-pg/0002_folded_names.sql" with { type: "text" };
 import p0003 from "../../drizzle-pg/0003_broadcasts.sql" with { type: "text" };
 import p0004 from "../../drizzle-pg/0004_form_fields.sql" with { type: "text" };
+import p0005 from "../../drizzle-pg/0005_og_image.sql" with { type: "text" };
 
 export const migrations: { tag: string; sql: string }[] = [
   { tag: "0000_init", sql: m0000 },
@@ -42,6 +44,7 @@ export const migrations: { tag: string; sql: string }[] = [
   { tag: "0015_folded_names", sql: m0015 },
   { tag: "0016_broadcasts", sql: m0016 },
   { tag: "0017_form_fields", sql: m0017 },
+  { tag: "0018_og_image", sql: m0018 },
 ];
 
 export const pgMigrations: { tag: string; sql: string }[] = [
@@ -50,4 +53,5 @@ export const pgMigrations: { tag: string; sql: string }[] = [
   { tag: "0002_folded_names", sql: p0002 },
   { tag: "0003_broadcasts", sql: p0003 },
   { tag: "0004_form_fields", sql: p0004 },
+  { tag: "0005_og_image", sql: p0005 },
 ];

@@ -57,6 +57,8 @@ export const waitlists = sqliteTable(
     webhookUrl: text("webhook_url"),
     webhookEnabled: integer("webhook_enabled", { mode: "boolean" }).notNull().default(false),
     signingSecret: text("signing_secret").notNull(),
+    /** Issue 46: the image shown when a hosted page or a status page is shared (Open Graph, Twitter card). */
+    ogImageUrl: text("og_image_url"),
     /** Issue 46: JSON array of the sign-up form's own questions (settings `form_fields`, waitlists/form-fields.ts). */
     formFields: text("form_fields").notNull().default("[]"),
     /** Issue 45: the look of every email (settings `email_template`). */

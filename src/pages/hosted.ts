@@ -26,6 +26,15 @@ export function pageCsp(styleHashes: string[] = [], preview = false): string {
   return `default-src 'none'; style-src ${styles}; script-src 'self'; img-src 'self' data:; connect-src 'self'; form-action ${formAction}; base-uri 'none'; frame-ancestors ${frameAncestors}`;
 }
 
+/** Issue 46: the waitlist's share image (`og_image_url`): a large Twitter card with it, a summary card without. */
+export function socialImage(w: Pick<Waitlist, "ogImageUrl">): string {
+  if (!w.ogImageUrl) return `<meta name="twitter:card" content="summary">`;
+  const url = escapeHtml(w.ogImageUrl);
+  return `<meta property="og:image" content="${url}">
+<meta name="twitter:card" content="summary_large_image">
+<meta name="twitter:image" content="${url}">`;
+}
+
 function head(page: Page, w: Waitlist, pageUrl: string, style: string, stylesheet: string | null): string {
   const seo = JSON.parse(page.seo) as { title?: string; description?: string; keywords?: string[]; og_title?: string; og_description?: string };
   const title = seo.title || page.headline || w.name;
@@ -42,7 +51,7 @@ ${seo.keywords?.length ? `<meta name="keywords" content="${escapeHtml(seo.keywor
 <meta property="og:title" content="${escapeHtml(seo.og_title || title)}">
 <meta property="og:description" content="${escapeHtml(seo.og_description || description)}">
 <meta property="og:url" content="${escapeHtml(pageUrl)}">
-<meta name="twitter:card" content="summary">
+${socialImage(w)}
 ${stylesheet ? `<link rel="stylesheet" href="${stylesheet}">` : ""}
 <style>${style}</style>
 </head>`;

@@ -13,7 +13,7 @@ export const PAGE_HEADERS = {
   "cache-control": "no-store",
 };
 
-export function page(title: string, body: string, opts: { script?: boolean; description?: string } = {}): string {
+export function page(title: string, body: string, opts: { script?: boolean; description?: string; social?: string } = {}): string {
   return `<!doctype html>
 <html lang="en">
 <head>
@@ -23,6 +23,7 @@ export function page(title: string, body: string, opts: { script?: boolean; desc
 <title>${escapeHtml(title)}</title>
 ${opts.description ? `<meta name="description" content="${escapeHtml(opts.description)}">` : ""}
 <link rel="icon" href="/assets/favicon.svg" type="image/svg+xml">
+${opts.social ?? ""}
 <link rel="stylesheet" href="/assets/pages.css">
 </head>
 <body>

@@ -8,6 +8,7 @@ import { publicName, type Leader } from "../subscribers/leaderboard";
 import { milestonesOf } from "../waitlists/service";
 import { manageSection } from "./link-pages";
 import { captchaWidget } from "./captcha-widget";
+import { socialImage } from "./hosted";
 
 /** What the status page shows beyond the subscriber itself (issue 11): rewards reached, and the leaderboard if it is on. */
 export interface StatusExtras {
@@ -81,7 +82,16 @@ export function thankYouPage(sub: SubscriberRow, w: Waitlist, baseUrl: string, e
 ${rewardsSection(sub, w, extras.reached)}
 ${leaderboardSection(extras.leaders)}
 ${manageSection(sub)}`,
-    { script: true, description: `Your place on the ${w.name} waitlist` },
+    {
+      script: true,
+      description: `Your place on the ${w.name} waitlist`,
+      // issue 46: shared by mistake or on purpose, the status link shows the waitlist and leads to the referral link
+      social: `<meta property="og:type" content="website">
+<meta property="og:title" content="${escapeHtml(`Join the ${w.name} waitlist`)}">
+<meta property="og:description" content="${escapeHtml(`Join the ${w.name} waitlist, and move up the list by sharing your own link.`)}">
+<meta property="og:url" content="${escapeHtml(link)}">
+${socialImage(w)}`,
+    },
   );
 }
 

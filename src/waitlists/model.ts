@@ -190,6 +190,7 @@ export const SettingsPatchBody = t.Object(
     leaderboard: t.Optional(t.Boolean({ description: "Show the top 10 referrers (names or masked emails) on every subscriber's status page" })),
     captcha: t.Optional(Captcha),
     email_template: t.Optional(EmailTemplatePatchBody),
+    og_image_url: t.Optional(OrNull(Url(), "The image shown when the hosted page or a status page is shared (Open Graph, Twitter card; 1200x630 works best); null: none")),
     form_fields: t.Optional(
       t.Array(FormFieldBody, {
         maxItems: FORM_FIELDS_MAX,
@@ -225,6 +226,7 @@ export const Settings = t.Object({
   invite_redirect_url: t.Union([t.String(), t.Null()]),
   captcha: Captcha,
   email_template: t.Object(EmailTemplate),
+  og_image_url: t.Union([t.String(), t.Null()]),
   form_fields: t.Array(
     t.Object({
       key: t.String(),

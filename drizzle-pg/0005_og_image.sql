@@ -1,0 +1,1 @@
+ALTER TABLE "waitlists" ADD COLUMN "og_image_url" text;

@@ -1,0 +1,1 @@
+ALTER TABLE `waitlists` ADD `og_image_url` text;
