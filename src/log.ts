@@ -20,47 +20,51 @@ const FLUSH_LINES = 256;
 /**
  * Lines for stdout, written together every 20 ms (or at 256 lines) rather than one write each (under load a write
  * per request line cost ~3% of a sign-up), or once per event-loop turn (a write every few requests: 8% of a published
- * page's throughput, issue 19). Whatever is pending is written synchronously at exit.
+ * page's throughput, issue 19). Every byte goes through this one queue, in order: a write takes what the pipe takes
+ * (Bun's stdout pipe is non-blocking: a full pipe takes part or answers EAGAIN) and the rest is tried again 5 ms later;
+ * at exit, whatever is left is written before the process goes, waiting for the reader if it must. (Writing through
+ * process.stdout and then synchronously at exit could put the exit's bytes in the middle of a line the stream still
+ * held: the 5,000-line test met both that and an EAGAIN.)
  */
 function bufferedStdout(): (line: string) => void {
   let pending: string[] = [];
+  /** Bytes a write has not taken yet, before any pending line. */
+  let rest: Buffer = Buffer.alloc(0);
   let timer: Timer | undefined;
-  const take = () => {
-    const text = pending.join("");
+  const takePending = () => {
+    if (pending.length === 0) return;
+    const bytes = Buffer.from(pending.join(""));
     pending = [];
-    return text;
+    rest = rest.length ? Buffer.concat([rest, bytes]) : bytes;
+  };
+  /** Writes what the pipe takes now; true when nothing is left. */
+  const writeSome = (): boolean => {
+    while (rest.length > 0) {
+      try {
+        rest = rest.subarray(writeSync(1, rest));
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code === "EAGAIN") return false;
+        throw err;
+      }
+    }
+    return true;
   };
   const flush = () => {
     clearTimeout(timer);
-    process.stdout.write(take());
+    timer = undefined;
+    takePending();
+    // the pipe is full (a slow reader): the rest is tried again shortly; the timer never keeps the process alive
+    if (!writeSome()) timer = setTimeout(flush, 5).unref();
   };
   process.on("exit", () => {
-    const text = take();
-    if (text) writeAllSync(text);
+    takePending();
+    while (!writeSome()) Bun.sleepSync(1);
   });
   return (line) => {
     const waiting = pending.push(line);
-    // the timer never keeps the process alive: what is left is written at exit
-    if (waiting === 1) timer = setTimeout(flush, FLUSH_MS).unref();
+    if (waiting === 1 && timer === undefined) timer = setTimeout(flush, FLUSH_MS).unref();
     else if (waiting >= FLUSH_LINES) flush();
   };
-}
-
-/**
- * Writes all of `text` to stdout before returning. A pipe's end may be non-blocking: when its reader is slow and the
- * pipe is full, a write takes part of the text or answers EAGAIN (the test of 5,000 lines at exit met it), so it is
- * written in pieces, waiting a millisecond whenever the pipe is full.
- */
-function writeAllSync(text: string) {
-  let rest = Buffer.from(text);
-  while (rest.length > 0) {
-    try {
-      rest = rest.subarray(writeSync(1, rest));
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== "EAGAIN") throw err;
-      Bun.sleepSync(1);
-    }
-  }
 }
 
 /** `new Date().toISOString()`, made once per millisecond: a busy server writes dozens of lines in each. */

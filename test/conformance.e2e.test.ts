@@ -120,6 +120,7 @@ const SEMANTIC_400: RegExp[] = [
   /^segment\.signed_up_before must be later than segment\.signed_up_after$/, // across two fields
   /^form_fields\[\d+\]\.key: "[^"]*" is (reserved|used twice)/, // issue 46: across the list, and the form's own fields
   /^form_fields\[\d+\]\.options: "[^"]*" appears twice$/, // the same text once trimmed
+  /^answers\.[a-z][a-z0-9_]* /, // issue 46: answers fit the questions the waitlist has now (a request before may have set some)
 ];
 
 function declared(o: Operation): number[] {
