@@ -146,6 +146,15 @@ describe("sending", () => {
     // sending again is a 409: a broadcast goes once
     expect((await s.request("POST", `${path}/broadcasts/${b.id}/send`, { key })).status).toBe(409);
 
+    // DESIGN §10: no email of any kind to a complained address, not only broadcasts: an invitation is withheld too
+    expect((await s.request("POST", `${path}/subscribers/invite`, { key, body: { emails: [complained] } })).status).toBe(200);
+    const withheld = await until(async () => {
+      const emails = (await s.request("GET", `${path}/subscribers/${encodeURIComponent(complained)}/emails`, { key })).body.data.emails;
+      return emails.find((e: { kind: string; status: string }) => e.kind === "invitation" && e.status === "failed");
+    }, 10_000, "the invitation to be withheld");
+    expect(withheld.error).toBe("not sent: the address complained");
+    expect(mailsTo(complained)).toEqual([]);
+
     const history = await s.request("GET", `${path}/subscribers/${encodeURIComponent(inSegment[0])}/emails`, { key });
     expect(history.status).toBe(200);
     expect(history.body.data.emails).toContainEqual(expect.objectContaining({ kind: "broadcast", broadcast_id: b.id, subject, status: "sent", error: null }));

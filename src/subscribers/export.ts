@@ -13,6 +13,13 @@ const COLUMNS = [
   "unsubscribed_at", "email_status",
 ];
 
+/** The row's answers, one cell per question (parsed once a row). */
+function answerCells(row: SubscriberRow, questions: string[]): string[] {
+  if (questions.length === 0) return [];
+  const answers = JSON.parse(row.answers ?? "{}") as Answers;
+  return questions.map((key) => answerText(answers[key]));
+}
+
 /** A cell a spreadsheet would run as a formula gets a leading apostrophe (CSV formula injection). */
 export const defuse = (value: string): string => (/^[=+\-@\t\r]/.test(value) ? `'${value}` : value);
 
@@ -31,7 +38,7 @@ function record(row: SubscriberRow, position: number | null, waitlist: Waitlist,
     // issue 45: bounced and complained addresses (a mailing tool must not write to them either)
     row.email_status,
     // issue 46: one column per question of the waitlist, `answers.KEY`
-    ...questions.map((key) => answerText((JSON.parse(row.answers ?? "{}") as Answers)[key])),
+    ...answerCells(row, questions),
   ];
   return cells.map(defuse);
 }

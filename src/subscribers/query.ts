@@ -82,10 +82,12 @@ const LIST_PARAMS = new Set(["page", "limit", "sort_by", "sort_dir", "tag", "q",
  * no spaces, keys of [a-z0-9_]), so a scalar answer is the text `"KEY":VALUE` followed by `,` or `}`, found as it is.
  */
 function answerFilters(db: Db, waitlist: Waitlist, params: ListParams): SQL[] {
-  const questions = formFieldsOf(waitlist);
   const out: SQL[] = [];
+  let questions: ReturnType<typeof formFieldsOf> | undefined;
   for (const [name, raw] of Object.entries(params as Record<string, string | undefined>)) {
     if (LIST_PARAMS.has(name) || raw === undefined) continue;
+    // read only when the list asks for an answer: most lists do not
+    questions ??= formFieldsOf(waitlist);
     const key = /^answers\.([a-z][a-z0-9_]{0,39})$/.exec(name)?.[1];
     if (!key) throw badRequest(`Unknown query parameter "${name}"; allowed: ${[...LIST_PARAMS].join(", ")} and answers.KEY`);
     const q = questions.find((f) => f.key === key);
