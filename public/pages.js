@@ -15,6 +15,17 @@ for (const button of document.querySelectorAll("[data-copy]")) {
   });
 }
 
+// Issue 46: a share-button click is counted (on this server only: the click itself leaves as the link says)
+const shareUrl = document.querySelector("[data-share-url]")?.getAttribute("data-share-url");
+if (shareUrl) {
+  for (const button of document.querySelectorAll("[data-share]")) {
+    button.addEventListener("click", () => {
+      const channel = button.getAttribute("data-share");
+      fetch(shareUrl, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ channel }), keepalive: true }).catch(() => {});
+    });
+  }
+}
+
 // The status page keeps its place in line current: every 30 s, and when the visitor comes back to the tab.
 const live = document.querySelector("[data-live]");
 if (live) {

@@ -147,9 +147,9 @@ describe("the 24-hour window and the prune job", () => {
 
   test("a visitor counts again once 24 hours have passed since the first counted view", async () => {
     const t0 = Date.UTC(2026, 0, 1, 10);
-    expect(await logView(db, "w", "id:v", t0)).toBe(true);
-    expect(await logView(db, "w", "id:v", t0 + DEDUPE_MS - 1)).toBe(false);
-    expect(await logView(db, "w", "id:v", t0 + DEDUPE_MS)).toBe(true);
+    expect(await logView(db, "w", "id:v", undefined, t0)).toBe(true);
+    expect(await logView(db, "w", "id:v", undefined, t0 + DEDUPE_MS - 1)).toBe(false);
+    expect(await logView(db, "w", "id:v", undefined, t0 + DEDUPE_MS)).toBe(true);
     const [w] = await db.rows<{ views_count: number }>(sql`SELECT views_count FROM waitlists WHERE id = 'w'`);
     expect(w.views_count).toBe(2);
     const days = await db.rows<{ date: string; views: number }>(sql`SELECT date, views FROM daily_stats WHERE waitlist_id = 'w' ORDER BY date`);
@@ -173,7 +173,7 @@ describe("the 24-hour window and the prune job", () => {
     const key = await visitorKey(db, null, "198.51.100.7", "UA", t0);
     // hashed, not yet counted
     expect(knownView(db, "w", "198.51.100.7", "UA", t0)).toBe(false);
-    expect(await logView(db, "w", key, t0)).toBe(true);
+    expect(await logView(db, "w", key, undefined, t0)).toBe(true);
     expect(knownView(db, "w", "198.51.100.7", "UA", t0 + 1)).toBe(true);
     expect(knownView(db, "w", "198.51.100.7", "UA", t0 + 14 * 3_600_000)).toBe(true);
     // another visitor, another waitlist, or the next UTC day (another hash, not made yet)
@@ -186,8 +186,8 @@ describe("the 24-hour window and the prune job", () => {
 
   test("the prune job removes only expired dedupe rows", async () => {
     const t0 = Date.UTC(2026, 1, 1);
-    await logView(db, "w", "id:old", t0);
-    await logView(db, "w", "id:new", t0 + DEDUPE_MS);
+    await logView(db, "w", "id:old", undefined, t0);
+    await logView(db, "w", "id:new", undefined, t0 + DEDUPE_MS);
     await pruneViewDedupe(db, t0 + DEDUPE_MS + 1);
     const left = await db.rows<{ visitor: string }>(sql`SELECT visitor FROM view_dedupe WHERE visitor IN ('id:old', 'id:new')`);
     expect(left.map((r) => r.visitor)).toEqual(["id:new"]);

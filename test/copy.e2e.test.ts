@@ -29,8 +29,13 @@ beforeAll(async () => {
   for (let i = 0; i < 40; i++) {
     const email = `p${i}@example.com`;
     emails.push(email);
-    const r = await s.request("POST", `${path}/sign-up`, { key, body: { email, name: `P ${i}`, metadata: i % 5 && code ? { referred_by: code } : { plan: "x" } } });
+    const r = await s.request("POST", `${path}/sign-up`, {
+      key,
+      body: { email, name: `P ${i}`, metadata: i % 5 && code ? { referred_by: code } : { plan: "x", utm_source: "news", referrer_host: "news.example" } },
+    });
     if (i % 5 === 0) code = r.body.referral_code;
+    // issue 46: share clicks and views by source are copied too
+    if (i === 0) await fetch(`${s.url}/t/${r.body.sign_up_token}/share`, { method: "POST", headers: { "content-type": "application/json" }, body: '{"channel":"x"}' });
   }
   await s.request("PUT", `${path}/subscribers/${encodeURIComponent("p7@example.com")}`, { key, body: { points: 500 } });
   await s.request("POST", `${path}/tags`, { key, body: { name: "VIP", color: "purple" } });
@@ -39,6 +44,7 @@ beforeAll(async () => {
   await s.request("DELETE", `${path}/subscribers/${encodeURIComponent("p11@example.com")}`, { key });
   await s.request("POST", `${path}/landing-page`, { key, body: { headline: "Soon" } });
   await s.request("POST", `/api/v1/waitlist/${w.key}/log-view`, { key, body: { visitor_id: "v1" } });
+  await s.request("POST", `/api/v1/waitlist/${w.key}/log-view`, { key, body: { visitor_id: "v2", metadata: { utm_source: "ads", ref: code } } });
   await s.stop({ keep: true });
 });
 
@@ -76,8 +82,8 @@ describe("copying between engines", () => {
     const there = await copyDatabase(source, pg, { batch: 7, onProgress: (p) => progress.push(p.table) });
     expect(there.tables.subscribers).toBe(39);
     // the source holds a bit of everything: credited referrals, a milestone, a tag, invites, a page, a view, an outbox
-    expect(there.tables).toMatchObject({ accounts: 1, waitlists: 1, landing_pages: 1, view_dedupe: 1 });
-    for (const t of ["referrals", "milestone_rewards", "subscriber_tags", "rank_counts", "daily_stats", "outbox", "api_keys"]) expect(there.tables[t]).toBeGreaterThan(0);
+    expect(there.tables).toMatchObject({ accounts: 1, waitlists: 1, landing_pages: 1, view_dedupe: 2 });
+    for (const t of ["referrals", "milestone_rewards", "subscriber_tags", "rank_counts", "daily_stats", "outbox", "api_keys", "source_views", "share_clicks"]) expect(there.tables[t]).toBeGreaterThan(0);
     expect(progress.filter((t) => t === "subscribers").length).toBe(Math.ceil(39 / 7));
     const original = await dump(source);
     expect(await dump(pg)).toEqual(original);

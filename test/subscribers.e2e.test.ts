@@ -25,8 +25,8 @@ const ALREADY_REGISTERED_KEYS = NEW_CONFIRMED_KEYS.filter((k) => k !== "points")
 const PENDING_KEYS = ["is_new_sign_up", "is_pending_confirmation", "message", "redirect_url", "success"];
 const SUBSCRIBER_KEYS = [
   "answers", "city", "country", "deliverability", "email", "email_status", "id", "inflated_position", "ip_address", "joined_at", "joined_with", "metadata", "name", "phone",
-  "points", "position", "referral_code", "referral_count", "referred_by", "referring_domain", "sign_up_token", "status", "tags", "thank_you_url", "timezone",
-  "unsubscribed_at",
+  "points", "position", "referral_code", "referral_count", "referred_by", "referrer_host", "referring_domain", "sign_up_token", "status", "tags", "thank_you_url", "timezone",
+  "unsubscribed_at", "utm",
 ];
 const UPDATE_KEYS = ["email", "id", "metadata", "name", "phone", "points", "sign_up_token", "thank_you_url", "updated_at"];
 const REFERRALS = { enabled: true, signup_points: 50, referral_points: 30 };
@@ -641,6 +641,8 @@ describe("GET, PUT, DELETE .../subscribers/{idOrEmail}", () => {
       unsubscribed_at: null,
       email_status: "ok",
       answers: {},
+      utm: { source: null, medium: null, campaign: null, term: null, content: null },
+      referrer_host: null,
     });
     expect(sub.joined_at).toBeGreaterThanOrEqual(t0 - 1_000);
     expect(sub.joined_at).toBeLessThanOrEqual(Date.now() + 1_000);

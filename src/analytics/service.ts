@@ -91,21 +91,41 @@ function remember(db: Db, key: string, expiresAt: number): void {
   known.set(key, expiresAt);
 }
 
+/** Issue 46: where a view came from (sources.ts `sourceOf`), and whether through a referral link. */
+export interface ViewFrom {
+  source: string | null;
+  medium: string | null;
+  campaign: string | null;
+  referral: boolean;
+}
+const FROM_NOWHERE: ViewFrom = { source: null, medium: null, campaign: null, referral: false };
+
 /**
  * Counts a view unless the visitor was counted in the last 24 h, in one transaction; the counters
  * move only when the dedupe row was inserted or renewed (the row count of the statement before: two views of one
  * visitor in the same millisecond leave the same dedupe row behind, so that state could not tell them apart).
+ * A counted view is also counted under its source (issue 46); one from nowhere writes nothing more.
  */
-export async function logView(db: Db, waitlistId: string, visitor: string, at = now()): Promise<boolean> {
+export async function logView(db: Db, waitlistId: string, visitor: string, from: ViewFrom = FROM_NOWHERE, at = now()): Promise<boolean> {
   const known = `${waitlistId}|${visitor}`;
   if ((knownVisitors.get(db)?.get(known) ?? 0) > at) return false;
+  const day = dayOf(at);
+  const referral = from.referral ? 1 : 0;
+  const sourced = from.source !== null || from.medium !== null || from.campaign !== null;
   const [upsert] = await db.write([
     sql`INSERT INTO view_dedupe (waitlist_id, visitor, expires_at) VALUES (${waitlistId}, ${visitor}, ${at + DEDUPE_MS})
       ON CONFLICT (waitlist_id, visitor) DO UPDATE SET expires_at = excluded.expires_at WHERE view_dedupe.expires_at <= ${at} RETURNING expires_at`,
     sql`UPDATE waitlists SET views_count = views_count + 1 WHERE id = ${waitlistId} AND ${db.d.prevChanged} = 1`,
-    sql`INSERT INTO daily_stats (waitlist_id, date, sign_ups, views)
-      SELECT ${waitlistId}, ${dayOf(at)}, 0, 1 WHERE ${db.d.prevChanged} = 1
-      ON CONFLICT (waitlist_id, date) DO UPDATE SET views = daily_stats.views + 1`,
+    sql`INSERT INTO daily_stats (waitlist_id, date, sign_ups, views, referral_views)
+      SELECT ${waitlistId}, ${day}, 0, 1, ${referral} WHERE ${db.d.prevChanged} = 1
+      ON CONFLICT (waitlist_id, date) DO UPDATE SET views = daily_stats.views + 1, referral_views = daily_stats.referral_views + excluded.referral_views`,
+    ...(sourced
+      ? [
+          sql`INSERT INTO source_views (waitlist_id, date, source, medium, campaign, views)
+            SELECT ${waitlistId}, ${day}, ${from.source ?? ""}, ${from.medium ?? ""}, ${from.campaign ?? ""}, 1 WHERE ${db.d.prevChanged} = 1
+            ON CONFLICT (waitlist_id, date, source, medium, campaign) DO UPDATE SET views = source_views.views + 1`,
+        ]
+      : []),
   ]);
   if (upsert.length === 1) {
     remember(db, known, at + DEDUPE_MS);

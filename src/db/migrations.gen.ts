@@ -18,12 +18,14 @@ import m0015 from "../../drizzle/0015_folded_names.sql" with { type: "text" };
 import m0016 from "../../drizzle/0016_broadcasts.sql" with { type: "text" };
 import m0017 from "../../drizzle/0017_form_fields.sql" with { type: "text" };
 import m0018 from "../../drizzle/0018_og_image.sql" with { type: "text" };
+import m0019 from "../../drizzle/0019_sources_shares.sql" with { type: "text" };
 import p0000 from "../../drizzle-pg/0000_baseline.sql" with { type: "text" };
 import p0001 from "../../drizzle-pg/0001_triggers.sql" with { type: "text" };
 import p0002 from "../../drizzle-pg/0002_folded_names.sql" with { type: "text" };
 import p0003 from "../../drizzle-pg/0003_broadcasts.sql" with { type: "text" };
 import p0004 from "../../drizzle-pg/0004_form_fields.sql" with { type: "text" };
 import p0005 from "../../drizzle-pg/0005_og_image.sql" with { type: "text" };
+import p0006 from "../../drizzle-pg/0006_sources_shares.sql" with { type: "text" };
 
 export const migrations: { tag: string; sql: string }[] = [
   { tag: "0000_init", sql: m0000 },
@@ -45,6 +47,7 @@ export const migrations: { tag: string; sql: string }[] = [
   { tag: "0016_broadcasts", sql: m0016 },
   { tag: "0017_form_fields", sql: m0017 },
   { tag: "0018_og_image", sql: m0018 },
+  { tag: "0019_sources_shares", sql: m0019 },
 ];
 
 export const pgMigrations: { tag: string; sql: string }[] = [
@@ -54,4 +57,5 @@ export const pgMigrations: { tag: string; sql: string }[] = [
   { tag: "0003_broadcasts", sql: p0003 },
   { tag: "0004_form_fields", sql: p0004 },
   { tag: "0005_og_image", sql: p0005 },
+  { tag: "0006_sources_shares", sql: p0006 },
 ];

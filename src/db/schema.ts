@@ -178,6 +178,13 @@ export const subscribers = sqliteTable(
     /** Issue 16: set by the unsubscribe link; no email of any kind goes to this subscriber afterwards. */
     /** Issue 46: JSON object of the answers to the waitlist's questions, by question key. */
     answers: text("answers").notNull().default("{}"),
+    /** Issue 46: where the sign-up came from: the link's UTM parameters and the host of the page before ours. */
+    utmSource: text("utm_source"),
+    utmMedium: text("utm_medium"),
+    utmCampaign: text("utm_campaign"),
+    utmTerm: text("utm_term"),
+    utmContent: text("utm_content"),
+    referrerHost: text("referrer_host"),
     /** Issue 45: "bounced" (a permanent failure) or "complained" (marked as spam): no email of any kind goes out. */
     emailStatus: text("email_status", { enum: EMAIL_STATUSES }).notNull().default("ok"),
     unsubscribedAt: integer("unsubscribed_at"),
@@ -281,8 +288,40 @@ export const dailyStats = sqliteTable(
     date: text("date").notNull(),
     signUps: integer("sign_ups").notNull().default(0),
     views: integer("views").notNull().default(0),
+    /** Issue 46: counted views that came through a referral link (`?ref=`), the invitations the funnel counts. */
+    referralViews: integer("referral_views").notNull().default(0),
   },
   (t) => [primaryKey({ columns: [t.waitlistId, t.date] })],
+);
+
+/**
+ * Issue 46: counted views by where they came from (a link's utm_source, else the referring host; its medium and
+ * campaign; "" for none, a key part cannot be NULL). Views from nowhere are not written: the day's views less these.
+ */
+export const sourceViews = sqliteTable(
+  "source_views",
+  {
+    waitlistId: text("waitlist_id").notNull().references(() => waitlists.id, { onDelete: "cascade" }),
+    date: text("date").notNull(),
+    source: text("source").notNull(),
+    medium: text("medium").notNull(),
+    campaign: text("campaign").notNull(),
+    views: integer("views").notNull().default(0),
+  },
+  (t) => [primaryKey({ columns: [t.waitlistId, t.date, t.source, t.medium, t.campaign] })],
+);
+
+/** Issue 46: a subscriber's share-button clicks on the status page, one row per channel and UTC date. */
+export const shareClicks = sqliteTable(
+  "share_clicks",
+  {
+    subscriberId: text("subscriber_id").notNull().references(() => subscribers.id, { onDelete: "cascade" }),
+    channel: text("channel").notNull(),
+    date: text("date").notNull(),
+    waitlistId: text("waitlist_id").notNull().references(() => waitlists.id, { onDelete: "cascade" }),
+    clicks: integer("clicks").notNull().default(1),
+  },
+  (t) => [primaryKey({ columns: [t.subscriberId, t.channel, t.date] }), index("share_clicks_waitlist_date_idx").on(t.waitlistId, t.date)],
 );
 
 /** Instance-wide secrets and settings kept in the database so every instance agrees. */

@@ -4,6 +4,7 @@
 import { sql, type SQL } from "drizzle-orm";
 import { foldNameOrNull } from "./fold";
 import { statementTemplate, type RowsOption } from "./template";
+import type { Origin } from "../analytics/sources";
 
 /** A new subscriber's values (the service's; the statement reads the referrer's code and the next seq itself). */
 export interface NewSubscriber {
@@ -25,6 +26,8 @@ export interface NewSubscriber {
   /** Issue 46: the answers to the waitlist's questions, JSON. */
   answers: string;
   referringDomain: string | null;
+  /** Issue 46: the UTM parameters and referring host it came with. */
+  origin: Origin;
   ip: string | null;
   fingerprint: string | null;
   fraudChecks: boolean;
@@ -63,7 +66,7 @@ const returning = (alone: (fragment: SQL) => SQL) =>
 /** The INSERT's values, by name (statementTemplate); `place` is the row's place among merged rows (1 alone). */
 const VALUES = [
   "id", "waitlistId", "email", "name", "nameKey", "phone", "status", "deliverability", "points", "referralCode", "signUpToken", "confirmToken", "referrerId",
-  "metadata", "answers", "referringDomain", "ip", "fingerprint", "fraudChecks", "country", "city", "timezone", "joinedWith", "joinedAt", "confirmedAt", "place",
+  "metadata", "answers", "referringDomain", "utmSource", "utmMedium", "utmCampaign", "utmTerm", "utmContent", "referrerHost", "ip", "fingerprint", "fraudChecks", "country", "city", "timezone", "joinedWith", "joinedAt", "confirmedAt", "place",
 ] as const;
 export type SignUpValue = (typeof VALUES)[number];
 
@@ -87,10 +90,11 @@ function insertTemplate(confirmed: boolean, referred: boolean, merge: MergeRows)
       const seq = confirmed ? sql`(SELECT last_seq + ${v.place} FROM waitlists WHERE id = ${v.waitlistId})` : sql`NULL`;
       const referrer = (column: "referral_code" | "id") => (referred ? sql`(SELECT ${sql.raw(column)} FROM subscribers WHERE id = ${v.referrerId})` : sql`NULL`);
       return sql`INSERT INTO subscribers (id, waitlist_id, email, name, name_key, phone, status, deliverability, points, seq, referral_code, sign_up_token,
-        confirm_token, referred_by, referrer_id, metadata, answers, referring_domain, ip_address, fingerprint, fraud_checks, country, city, timezone, joined_with,
-        joined_at, confirmed_at, updated_at)
+        confirm_token, referred_by, referrer_id, metadata, answers, referring_domain, utm_source, utm_medium, utm_campaign, utm_term, utm_content, referrer_host, ip_address,
+        fingerprint, fraud_checks, country, city, timezone, joined_with, joined_at, confirmed_at, updated_at)
       VALUES ${row(sql`(${v.id}, ${v.waitlistId}, ${v.email}, ${v.name}, ${v.nameKey}, ${v.phone}, ${v.status}, ${v.deliverability}, ${v.points}, ${seq}, ${v.referralCode},
-        ${v.signUpToken}, ${v.confirmToken}, ${referrer("referral_code")}, ${referrer("id")}, ${v.metadata}, ${v.answers}, ${v.referringDomain}, ${v.ip},
+        ${v.signUpToken}, ${v.confirmToken}, ${referrer("referral_code")}, ${referrer("id")}, ${v.metadata}, ${v.answers}, ${v.referringDomain}, ${v.utmSource}, ${v.utmMedium},
+        ${v.utmCampaign}, ${v.utmTerm}, ${v.utmContent}, ${v.referrerHost}, ${v.ip},
         ${v.fingerprint}, ${v.fraudChecks}, ${v.country}, ${v.city}, ${v.timezone}, ${v.joinedWith}, ${v.joinedAt}, ${v.confirmedAt}, ${v.joinedAt})`)}
       ON CONFLICT (waitlist_id, email) DO NOTHING ${returning(alone)}`;
     },
@@ -102,5 +106,16 @@ function insertTemplate(confirmed: boolean, referred: boolean, merge: MergeRows)
 /** A store's `insertSubscriber`: the statement for one new subscriber, to run in a `write`. */
 export function signUpInserts(merge: MergeRows = () => undefined): (s: NewSubscriber) => SQL {
   const inserts = [insertTemplate(false, false, merge), insertTemplate(false, true, merge), insertTemplate(true, false, merge), insertTemplate(true, true, merge)];
-  return (s) => inserts[(s.status === "confirmed" ? 2 : 0) + (s.referrerId ? 1 : 0)]({ ...s, nameKey: foldNameOrNull(s.name), place: 1 });
+  return ({ origin: o, ...s }) =>
+    inserts[(s.status === "confirmed" ? 2 : 0) + (s.referrerId ? 1 : 0)]({
+      ...s,
+      nameKey: foldNameOrNull(s.name),
+      utmSource: o.utm_source,
+      utmMedium: o.utm_medium,
+      utmCampaign: o.utm_campaign,
+      utmTerm: o.utm_term,
+      utmContent: o.utm_content,
+      referrerHost: o.referrer_host,
+      place: 1,
+    });
 }

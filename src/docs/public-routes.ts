@@ -57,7 +57,7 @@ export const PUBLIC_OPERATIONS: PublicOperation[] = [
     summary: "Home page, or a custom domain's published page",
     description: "On a waitlist's custom_domain, / is its published landing page (404 when none is published).",
     tags: ["Pages"],
-    query: ["ref"],
+    query: ["ref", "utm_source", "utm_medium", "utm_campaign", "utm_term", "utm_content"],
     responses: { 200: htmlPage("The page"), 404: notFoundPage("No published page on this domain") },
   },
   {
@@ -65,9 +65,10 @@ export const PUBLIC_OPERATIONS: PublicOperation[] = [
     path: "/p/{slug}",
     operationId: "getHostedPage",
     summary: "Hosted landing page",
-    description: "The waitlist's published page; ?ref= carries a referral code into its form. Counts a view.",
+    description:
+      "The waitlist's published page; ?ref= carries a referral code into its form, utm_* parameters and the referring host (the Referer) are carried into the sign-up too (issue 46). Any other query parameter is ignored. Counts a view, under its source.",
     tags: ["Pages"],
-    query: ["ref"],
+    query: ["ref", "utm_source", "utm_medium", "utm_campaign", "utm_term", "utm_content"],
     responses: { 200: htmlPage("The published page"), 404: notFoundPage("No published page under this slug") },
   },
   {

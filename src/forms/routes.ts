@@ -158,7 +158,7 @@ export function formRoutes(deps: { db: Db; config: Config; dispatch: Dispatch })
         let solution: Solution | null = null;
         try {
           const fields = body as Record<string, unknown>;
-          const input = formSignUp(fields, formFieldsOf(w).map((q) => q.key));
+          const input = formSignUp(fields, formFieldsOf(w).map((q) => q.key), request.headers.get("referer"));
           let result;
           if (!input) result = honeypotAnswer(config.baseUrl, w.key);
           else {
@@ -182,7 +182,7 @@ export function formRoutes(deps: { db: Db; config: Config; dispatch: Dispatch })
           tags: ["Public form"],
           summary: "Public form action",
           description:
-            "No API key. Point an HTML form at it (urlencoded or multipart) or post JSON: email (required), name, phone, ref or referred_by, fingerprint; other fields become metadata. The Origin or Referer must be this service, the waitlist's custom domain or one of its allowed_domains (403 otherwise). Browsers get 303 to the thank-you or confirm-pending page; a client sending Accept: application/json gets the sign-up JSON. 10 posts a minute per IP per waitlist. With the captcha setting \"altcha\", altcha (the widget's base64 payload of a challenge from GET /s/{waitlistKey}/challenge) is required and each solution works once. Confirmation emails are capped per address (one per waitlist per 10 minutes, three a day); an over-cap sign-up answers as usual.",
+            "No API key. Point an HTML form at it (urlencoded or multipart) or post JSON: email (required), name, phone, ref or referred_by, fingerprint, the answers to the waitlist's questions by key, utm_source, utm_medium, utm_campaign, utm_term, utm_content and referrer_host (without any utm_ field, those of the Referer's query string are taken); other fields become metadata. The Origin or Referer must be this service, the waitlist's custom domain or one of its allowed_domains (403 otherwise). Browsers get 303 to the thank-you or confirm-pending page; a client sending Accept: application/json gets the sign-up JSON. 10 posts a minute per IP per waitlist. With the captcha setting \"altcha\", altcha (the widget's base64 payload of a challenge from GET /s/{waitlistKey}/challenge) is required and each solution works once. Confirmation emails are capped per address (one per waitlist per 10 minutes, three a day); an over-cap sign-up answers as usual.",
           requestBody: {
             content: {
               "application/x-www-form-urlencoded": {

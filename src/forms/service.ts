@@ -2,6 +2,7 @@
 import type { Waitlist } from "../http/api";
 import { badRequest } from "../http/errors";
 import type { SignUpInput } from "../subscribers/model";
+import { lenientOrigin, ORIGIN_FIELDS, UTM_FIELDS } from "../analytics/sources";
 
 /** The Origin's host, else the Referer's; null when neither is usable. */
 export function submittingHost(request: Request): string | null {
@@ -26,7 +27,7 @@ export function isAllowedHost(host: string | null, w: Pick<Waitlist, "customDoma
 }
 
 // `altcha` is the captcha's payload (issue 16): checked by the route, never kept as metadata
-const KNOWN = new Set(["email", "name", "phone", "ref", "referred_by", "fingerprint", "visitor_id", "website", "altcha"]);
+const KNOWN = new Set<string>(["email", "name", "phone", "ref", "referred_by", "fingerprint", "visitor_id", "website", "altcha", ...ORIGIN_FIELDS]);
 
 function text(value: unknown): string | undefined {
   if (Array.isArray(value)) return text(value[0]);
@@ -40,8 +41,25 @@ export function refuseNul(fields: Record<string, unknown>): void {
   }
 }
 
+/**
+ * Issue 46: where the sign-up came from, as posted (the hosted pages and the widget copy the UTM parameters and the
+ * referring host into the form); a post without any UTM field takes those of the `Referer`'s query (a team's own
+ * form on a page opened from a campaign link). Unusable values are dropped: never a 400 for a link's parameters.
+ */
+function originOf(f: Record<string, unknown>, referer: string | null) {
+  const posted = (field: string) => text(f[field]);
+  if (UTM_FIELDS.some((k) => posted(k)?.trim()) || !referer) return lenientOrigin(posted);
+  let query: URLSearchParams;
+  try {
+    query = new URL(referer).searchParams;
+  } catch {
+    return lenientOrigin(posted);
+  }
+  return lenientOrigin((field) => (field === "referrer_host" ? posted(field) : query.get(field)));
+}
+
 /** A form post as a sign-up; null when the honeypot was filled (a bot: answered as a success, nothing stored). */
-export function formSignUp(fields: Record<string, unknown> | null | undefined, questions: string[] = []): SignUpInput | null {
+export function formSignUp(fields: Record<string, unknown> | null | undefined, questions: string[] = [], referer: string | null = null): SignUpInput | null {
   const f = fields && typeof fields === "object" ? fields : {};
   if (text(f.website)?.trim()) return null;
   refuseNul(f);
@@ -60,6 +78,7 @@ export function formSignUp(fields: Record<string, unknown> | null | undefined, q
   if (ref?.trim()) metadata.referred_by = ref.trim();
   const fingerprint = text(f.fingerprint);
   if (fingerprint?.trim()) metadata.fingerprint = fingerprint.trim();
+  for (const [field, value] of Object.entries(originOf(f, referer))) if (value !== null) metadata[field] = value;
   for (const [field, max] of [["email", 254], ["name", 200], ["phone", 200]] as const) {
     const v = text(f[field]);
     if (v && v.length > max) throw badRequest(`${field} must be at most ${max} characters`);

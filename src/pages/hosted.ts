@@ -6,6 +6,7 @@ import type { Page } from "../landing/service";
 import type { Waitlist } from "../http/api";
 import { escapeHtml } from "./html";
 import { captchaWidget } from "./captcha-widget";
+import { ORIGIN_FIELDS, type Origin } from "../analytics/sources";
 
 export const REF_SLOT = "<!--ref-->";
 
@@ -143,8 +144,23 @@ export function questionFields(w: Waitlist): string {
 /** The `ref` query parameter if it is a plausible referral code, else null. */
 export const refCode = (ref: string | null): string | null => (ref && /^[A-Za-z0-9_-]{1,64}$/.test(ref) ? ref : null);
 
-/** The `ref` query parameter, carried into the form (escaped; only a plausible code is kept). */
-export function withRef(html: string, ref: string | null): string {
-  const code = refCode(ref);
-  return html.replace(REF_SLOT, code ? `<input type="hidden" name="ref" value="${escapeHtml(code)}">` : "");
+/** What a visitor's link and arrival give a page's form: the referral code, the UTM parameters, the referring host. */
+export interface PageVisitor {
+  ref: string | null;
+  origin: Origin;
 }
+
+/** The hidden inputs that carry them into the form post ("" for none; every value escaped, only a plausible code kept). */
+export function visitorInputs(v: PageVisitor | null): string {
+  if (!v) return "";
+  const code = refCode(v.ref);
+  let inputs = code ? `<input type="hidden" name="ref" value="${escapeHtml(code)}">` : "";
+  for (const field of ORIGIN_FIELDS) {
+    const value = v.origin[field];
+    if (value !== null) inputs += `<input type="hidden" name="${field}" value="${escapeHtml(value)}">`;
+  }
+  return inputs;
+}
+
+/** A rendered page with the visitor's hidden inputs in its slot. */
+export const withInputs = (html: string, inputs: string): string => html.replace(REF_SLOT, inputs);

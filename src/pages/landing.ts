@@ -8,7 +8,8 @@ import { knownView, logView, visitorKey } from "../analytics/service";
 import type { Logger } from "../log";
 import { hostedPageUrl, livePage } from "../landing/service";
 import { notFoundPage, PAGE_HEADERS } from "./layout";
-import { refCode, renderHostedPage, withRef, type RenderedPage } from "./hosted";
+import { renderHostedPage, visitorInputs, withInputs, type PageVisitor, type RenderedPage } from "./hosted";
+import { sourceOf } from "../analytics/sources";
 import { createHash } from "node:crypto";
 import { plainSignUpPage } from "./signup-form";
 import { customDomainOrigin } from "../waitlists/links";
@@ -43,7 +44,7 @@ const REVALIDATE = "no-cache";
 class PageBytes extends Blob {}
 
 function entryOf(version: string, page: RenderedPage): Entry {
-  const plain = new TextEncoder().encode(withRef(page.html, null));
+  const plain = new TextEncoder().encode(withInputs(page.html, ""));
   return {
     version,
     page,
@@ -54,7 +55,7 @@ function entryOf(version: string, page: RenderedPage): Entry {
   };
 }
 
-type Visitor = { ip: string; userAgent: string; ref: string | null };
+type Visitor = PageVisitor & { ip: string; userAgent: string };
 
 interface Head {
   page_id: string;
@@ -94,23 +95,25 @@ export function createPageServer(deps: { db: Db; config: Config; log: Logger }) 
       cache.set(head.page_id, entry);
     }
     countView(head.waitlist_id, visitor);
-    const code = refCode(visitor.ref);
-    const etag = code ? `"${entry.tag}-${code}"` : `"${entry.tag}"`;
+    // a visitor's referral code and origin go into the page: its tag names them too (a hash, as they are the visitor's)
+    const inputs = visitorInputs(visitor);
+    const etag = inputs ? `"${entry.tag}-${createHash("sha256").update(inputs).digest("base64url").slice(0, 16)}"` : `"${entry.tag}"`;
     // the same bytes as last time (the tag hashes them): the browser shows its copy
     if (request.headers.get("if-none-match")?.split(/\s*,\s*/).includes(etag)) return new Response(null, { status: 304, headers: { etag, "cache-control": REVALIDATE } });
     // bytes or a string: Elysia builds one Response with these headers (a returned Response would be copied to merge them)
     Object.assign(set.headers, PAGE_HEADERS, entry.headers, { etag });
-    if (!code && /\bgzip\b/.test(request.headers.get("accept-encoding") ?? "")) {
+    if (!inputs && /\bgzip\b/.test(request.headers.get("accept-encoding") ?? "")) {
       return new Response(entry.gzipped, { headers: { ...(set.headers as Record<string, string>), "content-encoding": "gzip" } });
     }
-    return code ? withRef(entry.page.html, code) : entry.plain;
+    return inputs ? withInputs(entry.page.html, inputs) : entry.plain;
   }
 
-  /** The page counts its own views, deduplicated like log-view (DESIGN §4); it never waits for the count. */
-  function countView(waitlistId: string, visitor: { ip: string; userAgent: string }) {
+  /** The page counts its own views, deduplicated like log-view (DESIGN §4), with where they came from; it never waits for the count. */
+  function countView(waitlistId: string, visitor: Visitor) {
     if (knownView(db, waitlistId, visitor.ip, visitor.userAgent)) return;
+    const from = { ...sourceOf(visitor.origin), referral: visitor.ref !== null };
     void visitorKey(db, null, visitor.ip, visitor.userAgent)
-      .then((key) => logView(db, waitlistId, key))
+      .then((key) => logView(db, waitlistId, key, from))
       .catch((err) => deps.log.warn("view not counted", { error: (err as Error)?.message ?? String(err) }));
   }
 
@@ -128,7 +131,7 @@ export function createPageServer(deps: { db: Db; config: Config; log: Logger }) 
     });
     if (!found) return notFoundPage("Page not found", "There is no waitlist here.");
     countView(found.waitlistId, visitor);
-    return new Response(withRef(found.page.html, visitor.ref), { headers: { ...PAGE_HEADERS, "content-security-policy": found.page.csp } });
+    return new Response(withInputs(found.page.html, visitorInputs(visitor)), { headers: { ...PAGE_HEADERS, "content-security-policy": found.page.csp } });
   }
 
   return {

@@ -16,11 +16,16 @@ import type { Db } from "../db/db";
 import type { Dispatch } from "../outbox/events";
 import { selectSubscribers, statusOf } from "../subscribers/view";
 import { htmlResponse, notFoundPage, PAGE_HEADERS } from "./layout";
-import { renderHostedPage, withRef } from "./hosted";
+import { renderHostedPage, withInputs } from "./hosted";
+import { hostName, lenientOrigin, noOrigin, type OriginField } from "../analytics/sources";
 import { findPreview } from "../landing/preview";
 import { linkRoutes } from "./links";
 import { readCache } from "../db/read-cache";
 import { waitlistRows } from "../waitlists/rows";
+import { recordShare, SHARE_CHANNELS, type ShareChannel } from "../analytics/growth";
+import { ErrorBody } from "../http/error-schemas";
+import { isAllowedHost, submittingHost } from "../forms/service";
+import { AppError } from "../http/errors";
 import { awaitingConfirmationPage, outOfLinePage, pendingPage, thankYouPage } from "./thank-you";
 
 const ASSETS: Record<string, { body: string; type: string }> = {
@@ -34,10 +39,20 @@ const LIVE_HEADERS = { "content-type": "application/json;charset=utf-8", "cache-
 
 const hostOf = (request: Request) => (request.headers.get("host") ?? "").toLowerCase().replace(/:\d+$/, "").replace(/\.$/, "");
 
-/** The first `ref` of a URL's query string, or null. */
-function refOf(url: string): string | null {
-  const at = url.indexOf("?");
-  return at < 0 ? null : new URLSearchParams(url.slice(at + 1)).get("ref");
+/**
+ * What a page's address and arrival say of its visitor (issue 46): the first `ref` and UTM parameters of the query
+ * string (parsed only when there is one: most page views have none), and the host of the page before ours (the
+ * Referer, unless it is this service or this very host).
+ */
+function arrival(request: Request, ownHost: string) {
+  const at = request.url.indexOf("?");
+  const query = at < 0 ? null : new URLSearchParams(request.url.slice(at + 1));
+  const referer = request.headers.get("referer");
+  const from = referer ? hostName(referer) : null;
+  const host = from && from !== ownHost && from !== hostOf(request) ? from : null;
+  if (!query && !host) return { ref: null, origin: noOrigin() };
+  const origin = lenientOrigin((field: OriginField) => (field === "referrer_host" ? host : query?.get(field)));
+  return { ref: query?.get("ref") ?? null, origin };
 }
 
 export function pageRoutes(deps: { db: Db; config: Config; dispatch: Dispatch; log: Logger }) {
@@ -47,12 +62,12 @@ export function pageRoutes(deps: { db: Db; config: Config; dispatch: Dispatch; l
   const landing = createPageServer(deps);
   const rows = waitlistRows(db);
   const ownHost = new URL(config.baseUrl).hostname;
-  // a page's query string is the visitor's (parsed only when there is one: most page views have none): `ref` (the first one, if repeated) is read and any other parameter
-  // (utm_*, fbclid, gclid...) is left alone, never a 400: every ad and newsletter link carries some (issue 44)
+  // a page's query string is the visitor's: `ref` and `utm_*` (the first of each, if repeated) are read and any other
+  // parameter (fbclid, gclid...) is left alone, never a 400: every ad and newsletter link carries some (issues 44, 46)
   const visitor = (request: Request, server: any) => ({
     ip: clientIp(request, server, config.trustProxy),
     userAgent: request.headers.get("user-agent") ?? "",
-    ref: refOf(request.url),
+    ...arrival(request, ownHost),
   });
   /** The subscriber a status link names, with its waitlist (null for an unknown link). */
   async function bySignUpToken(signUpToken: string) {
@@ -126,7 +141,7 @@ export function pageRoutes(deps: { db: Db; config: Config; dispatch: Dispatch; l
         if (!found) return notFoundPage("Preview expired", "This preview is no longer available. Change a field in the dashboard to make a new one.");
         const pageUrl = `${config.baseUrl}/preview/${params.token}`;
         const { html, csp } = renderHostedPage(found.page, found.waitlist, { baseUrl: config.baseUrl, pageUrl }, true);
-        return new Response(withRef(html, null), { headers: { ...PAGE_HEADERS, "content-security-policy": csp, "x-robots-tag": "noindex" } });
+        return new Response(withInputs(html, ""), { headers: { ...PAGE_HEADERS, "content-security-policy": csp, "x-robots-tag": "noindex" } });
       },
       { ...hidden, params: t.Object({ token: t.String() }) },
     )
@@ -163,6 +178,36 @@ export function pageRoutes(deps: { db: Db; config: Config; dispatch: Dispatch; l
         return body;
       },
       { ...hidden, params: t.Object({ token: t.String() }) },
+    )
+    .post(
+      "/t/:token/share",
+      async ({ params, body, request }) => {
+        // a browser's post from another site is refused (the status page is ours, or the waitlist's custom domain)
+        const origin = request.headers.get("origin");
+        if (origin && origin !== "null") {
+          const found = await bySignUpToken(params.token);
+          if (found && !isAllowedHost(submittingHost(request), { customDomain: found.w.customDomain, allowedDomains: "[]" }, ownHost)) {
+            throw new AppError("forbidden", "Share clicks are counted from the status page only");
+          }
+        }
+        await recordShare(db, params.token, body.channel as ShareChannel);
+        return { success: true };
+      },
+      {
+        params: t.Object({ token: t.String() }),
+        body: t.Object(
+          { channel: t.Union(SHARE_CHANNELS.map((c) => t.Literal(c)), { description: "The share button clicked" }) },
+          { additionalProperties: false },
+        ),
+        response: { 200: t.Object({ success: t.Boolean() }), 400: ErrorBody, 403: ErrorBody, 404: ErrorBody, 409: ErrorBody },
+        detail: {
+          tags: ["Pages"],
+          summary: "Count a share-button click",
+          description:
+            "No API key. The status page posts it when its subscriber clicks a share button (x, facebook, linkedin, whatsapp, telegram, reddit, email, sms, copy, native); nothing is sent to the network itself. Counted once per subscriber, channel and UTC day as an invitation in GET .../stats/funnel. 404 for an unknown link, 409 while the subscriber has not confirmed (there is no referral link yet).",
+          security: [],
+        },
+      },
     )
     .get(
       "/pending/:waitlistKey",

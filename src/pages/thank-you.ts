@@ -50,11 +50,11 @@ function shareLinks(link: string, waitlistName: string) {
   const u = encodeURIComponent(link);
   const t = encodeURIComponent(text);
   return [
-    ["X", `https://twitter.com/intent/tweet?text=${t}&url=${u}`],
-    ["Facebook", `https://www.facebook.com/sharer/sharer.php?u=${u}`],
-    ["LinkedIn", `https://www.linkedin.com/sharing/share-offsite/?url=${u}`],
-    ["WhatsApp", `https://wa.me/?text=${encodeURIComponent(`${text} ${link}`)}`],
-    ["Email", `mailto:?subject=${encodeURIComponent(`Join the ${waitlistName} waitlist`)}&body=${encodeURIComponent(`${text} ${link}`)}`],
+    ["X", "x", `https://twitter.com/intent/tweet?text=${t}&url=${u}`],
+    ["Facebook", "facebook", `https://www.facebook.com/sharer/sharer.php?u=${u}`],
+    ["LinkedIn", "linkedin", `https://www.linkedin.com/sharing/share-offsite/?url=${u}`],
+    ["WhatsApp", "whatsapp", `https://wa.me/?text=${encodeURIComponent(`${text} ${link}`)}`],
+    ["Email", "email", `mailto:?subject=${encodeURIComponent(`Join the ${waitlistName} waitlist`)}&body=${encodeURIComponent(`${text} ${link}`)}`],
   ] as const;
 }
 
@@ -63,7 +63,7 @@ export function thankYouPage(sub: SubscriberRow, w: Waitlist, baseUrl: string, e
   const inflated = position + w.positionOffset;
   const link = referralLink(w, sub.referral_code, baseUrl);
   const networks = shareLinks(link, w.name)
-    .map(([name, href]) => `<a href="${escapeHtml(href)}" target="_blank" rel="noopener noreferrer">${escapeHtml(name)}</a>`)
+    .map(([name, channel, href]) => `<a href="${escapeHtml(href)}" target="_blank" rel="noopener noreferrer" data-share="${channel}">${escapeHtml(name)}</a>`)
     .join("");
   const greeting = sub.name ? `You're in, ${sub.name}!` : "You're on the list!";
   return page(
@@ -76,8 +76,8 @@ export function thankYouPage(sub: SubscriberRow, w: Waitlist, baseUrl: string, e
 <section class="share" aria-labelledby="share-title">
 <h2 id="share-title">Move up the list</h2>
 <p>Share your personal link. Each friend who joins moves you up.</p>
-<div class="copy"><input id="referral-link" type="text" readonly value="${escapeHtml(link)}" aria-label="Your referral link"><button type="button" data-copy="referral-link">Copy</button></div>
-<div class="networks">${networks}</div>
+<div class="copy"><input id="referral-link" type="text" readonly value="${escapeHtml(link)}" aria-label="Your referral link"><button type="button" data-copy="referral-link" data-share="copy">Copy</button></div>
+<div class="networks" data-share-url="/t/${escapeHtml(sub.sign_up_token)}/share">${networks}</div>
 </section>
 ${rewardsSection(sub, w, extras.reached)}
 ${leaderboardSection(extras.leaders)}

@@ -2,6 +2,7 @@
 import { badRequest } from "../http/errors";
 import { normalizeIp } from "../http/client-ip";
 import { METADATA_MAX_BYTES, METADATA_MAX_KEYS } from "./model";
+import { lenientOrigin, type Origin } from "../analytics/sources";
 
 const KEY_MAX = 100;
 
@@ -10,6 +11,8 @@ export interface Reserved {
   referringDomain: string | null;
   clientIp: string | null;
   fingerprint: string | null;
+  /** Issue 46: utm_source ... utm_content and referrer_host, which stay custom fields too. */
+  origin: Origin;
 }
 
 function reservedString(value: unknown, field: string, max: number): string | null {
@@ -43,6 +46,8 @@ export function splitMetadata(metadata: Record<string, unknown> | undefined): { 
     referringDomain: reservedString(referring_domain, "referring_domain", 253),
     clientIp,
     fingerprint: reservedString(fingerprint, "fingerprint", 200),
+    // issue 46: read, not taken out: the spec keeps every other key as a custom field
+    origin: lenientOrigin((field) => custom[field]),
   };
   return { reserved, custom: checkCustomFields(custom) };
 }

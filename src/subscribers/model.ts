@@ -20,7 +20,7 @@ export const SignUpBody = t.Object(
       t.Record(t.String(), t.Any(), {
         maxProperties: METADATA_MAX_KEYS,
         description:
-          "Custom fields (max 50 keys, 16 KB). Reserved: referred_by (referrer's code), referring_domain, client_ip (end user's IPv4 or IPv6 address), fingerprint",
+          "Custom fields (max 50 keys, 16 KB). Reserved: referred_by (referrer's code), referring_domain, client_ip (end user's IPv4 or IPv6 address), fingerprint. Extension (issue 46): utm_source, utm_medium, utm_campaign, utm_term, utm_content (strings of at most 200 characters) and referrer_host (the host, or URL, of the page the visitor came from) are also read into the subscriber's utm and referrer_host (a value that is not such a string stays a custom field only)",
       }),
     ),
     answers: t.Optional(
@@ -89,6 +89,11 @@ export const Subscriber = t.Object({
   }),
   email_status: EmailStatus,
   answers: t.Record(t.String(), t.Any(), { description: "Extension (issue 46): the answers to the waitlist's questions, by key" }),
+  utm: t.Object(
+    { source: nullableString, medium: nullableString, campaign: nullableString, term: nullableString, content: nullableString },
+    { description: "Extension (issue 46): the UTM parameters of the link the subscriber came through (null when absent)" },
+  ),
+  referrer_host: t.Union([t.String(), t.Null()], { description: "Extension (issue 46): the host of the page the visitor came from before the sign-up page" }),
 });
 
 export const SubscriberResponse = t.Object({ success: t.Boolean(), data: t.Object({ subscriber: Subscriber }) });

@@ -91,6 +91,7 @@ export async function signUp(db: Db, waitlist: Waitlist, input: SignUpInput, ctx
     metadata: custom,
     answers,
     referringDomain: reserved.referringDomain ?? ctx.refererHost,
+    origin: reserved.origin,
     referrerId: referrer?.id ?? null,
     ip,
     fingerprint: reserved.fingerprint,
@@ -136,7 +137,7 @@ async function readBefore(db: Db, waitlistId: string, email: string, code: strin
 /** What a sign-up knows of its subscriber before the write: the new row's values, and the time. */
 type Base = Pick<
   NewSubscriber,
-  "email" | "name" | "phone" | "deliverability" | "metadata" | "answers" | "referringDomain" | "referrerId" | "ip" | "fingerprint" | "fraudChecks" | "country" | "city" | "timezone" | "joinedWith"
+  "email" | "name" | "phone" | "deliverability" | "metadata" | "answers" | "referringDomain" | "origin" | "referrerId" | "ip" | "fingerprint" | "fraudChecks" | "country" | "city" | "timezone" | "joinedWith"
 > & { at: number };
 
 /** A pending subscriber (no seq, a confirmation token), or one confirmed at once with its seq and sign-up points. */
@@ -158,6 +159,7 @@ function insertSubscriber(db: Db, id: string, waitlistId: string, b: Base, confi
     metadata: b.metadata,
     answers: b.answers,
     referringDomain: b.referringDomain,
+    origin: b.origin,
     ip: b.ip,
     fingerprint: b.fingerprint,
     fraudChecks: b.fraudChecks,

@@ -43,6 +43,12 @@ export interface SubscriberRow {
   unsubscribed_at: number | null;
   email_status: "ok" | "bounced" | "complained";
   answers: string;
+  utm_source: string | null;
+  utm_medium: string | null;
+  utm_campaign: string | null;
+  utm_term: string | null;
+  utm_content: string | null;
+  referrer_host: string | null;
   position: number | null;
   tags_json: string;
 }
@@ -110,6 +116,8 @@ export function subscriberView(row: SubscriberRow, waitlist: Pick<Waitlist, "pos
     unsubscribed_at: row.unsubscribed_at === null ? null : Number(row.unsubscribed_at),
     email_status: row.email_status,
     answers: JSON.parse(row.answers ?? "{}") as Record<string, unknown>,
+    utm: { source: row.utm_source, medium: row.utm_medium, campaign: row.utm_campaign, term: row.utm_term, content: row.utm_content },
+    referrer_host: row.referrer_host,
   };
 }
 

@@ -30,7 +30,7 @@ export type Answers = Record<string, Answer>;
 /** Names a form post or the API already gives a meaning to: no question may take them. */
 const RESERVED = new Set([
   "email", "name", "phone", "metadata", "answers", "ref", "referred_by", "referring_domain", "client_ip", "fingerprint", "visitor_id", "website", "altcha",
-  "utm_source", "utm_medium", "utm_campaign", "utm_term", "utm_content",
+  "utm_source", "utm_medium", "utm_campaign", "utm_term", "utm_content", "referrer_host",
 ]);
 
 export const formFieldsOf = (w: { formFields: string }): FormField[] => JSON.parse(w.formFields) as FormField[];
