@@ -154,6 +154,14 @@ describe("the launch journey", () => {
     expect(await t.page.locator(".chart .bar").count()).toBe(30);
     await t.page.getByRole("button", { name: "90 days" }).click();
     await hasCount(t.page.locator(".chart .bar"), 90);
+    // issue 46: where they came from (nowhere in particular: the row of nulls), the referral loop, the embed snippets
+    const direct = t.page.locator("table.sources tbody tr");
+    await hasCount(direct, 1);
+    expect(await direct.locator("td").allTextContents()).toEqual(["(direct)", "–", "–", "1", "3", "3", "300.0%"]);
+    await hasAttr(t.page.locator("[data-k-factor]"), "data-k-factor", "0");
+    expect(await t.page.locator("dl.funnel").textContent()).toContain("Referred someone1");
+    expect(await t.page.getByLabel(/^Script/).inputValue()).toBe(`<script src="${new URL(t.page.url()).origin}/embed.js" data-waitlist="${waitlistKey}" async></script>`);
+    expect(await t.page.getByLabel(/^Iframe/).inputValue()).toContain(`/embed/${waitlistKey}"`);
     const rows = t.page.locator("table.subscribers tbody tr");
     await hasCount(rows, 3);
     // newest first by default

@@ -159,7 +159,7 @@ describe("the referral loop in numbers", () => {
     }
     const bad = await share(a.sign_up_token, { channel: "carrier-pigeon" });
     expect(bad.status).toBe(400);
-    expect((await bad.json()).message).toContain("channel");
+    expect(((await bad.json()) as { message: string }).message).toContain("channel");
     expect((await share("no-such-token", { channel: "x" })).status).toBe(404);
     expect((await share(a.sign_up_token, { channel: "x" }, { origin: "https://evil.example" })).status).toBe(403);
 
@@ -194,5 +194,49 @@ describe("the referral loop in numbers", () => {
     expect(r.status).toBe(409);
     const funnel = (await s.request("GET", `${path}/stats/funnel?days=1`, { key })).body.data;
     expect(funnel).toMatchObject({ sign_ups: 1, confirmed: 0, shares: 0, invitations: 0, k_factor: 0 });
+  });
+});
+
+describe("the widget over HTTP (issue 46 item 4)", () => {
+  test("embed.js and its configuration are under 15 KB gzipped together, readable from any site; the configuration says whether the site may post", async () => {
+    const { w } = await waitlist({ allowed_domains: ["shop.example"], form_fields: [{ key: "role", label: "Role <b>", type: "text", required: true }] });
+    const js = await fetch(`${s.url}/embed.js`);
+    expect(js.status).toBe(200);
+    expect(js.headers.get("content-type")).toStartWith("text/javascript");
+    expect(js.headers.get("access-control-allow-origin")).toBe("*");
+    const script = new Uint8Array(await js.arrayBuffer());
+    const widget = await fetch(`${s.url}/s/${w.key}/widget`, { headers: { origin: "https://shop.example" } });
+    expect(widget.status).toBe(200);
+    expect(widget.headers.get("access-control-allow-origin")).toBe("https://shop.example");
+    const configText = await widget.text();
+    expect(Bun.gzipSync(script).length + Bun.gzipSync(configText).length).toBeLessThan(15 * 1024);
+    const config = JSON.parse(configText);
+    expect(config).toMatchObject({ key: w.key, allowed: true, theme: "light", captcha: null, questions: [{ key: "role", label: "Role <b>", type: "text", required: true }] });
+    expect(config.referral_link).toContain("REFERRALCODE");
+    const foreign = await (await fetch(`${s.url}/s/${w.key}/widget`, { headers: { origin: "https://elsewhere.example" } })).json();
+    expect((foreign as { allowed: boolean }).allowed).toBe(false);
+    expect((await fetch(`${s.url}/s/no-such-key/widget`)).status).toBe(404);
+  });
+
+  test("the widget's view counts for an allowed site only; the iframe page may be framed by the allowed domains only", async () => {
+    const { w, path } = await waitlist({ allowed_domains: ["shop.example", "*.partner.example"] });
+    const view = (origin: string) =>
+      fetch(`${s.url}/s/${w.key}/view`, { method: "POST", headers: { origin, "user-agent": `ua-${uniq()}` }, body: new URLSearchParams({ utm_source: "widget", ref: "abc" }) });
+    const refused = await view("https://elsewhere.example");
+    expect(refused.status).toBe(403);
+    const counted = await view("https://shop.example");
+    expect(counted.status).toBe(200);
+    expect(await counted.json()).toEqual({ success: true, counted: true });
+    expect(counted.headers.get("access-control-allow-origin")).toBe("https://shop.example");
+    const sources = (await s.request("GET", `${path}/stats/sources?days=1`, { key })).body.data.sources;
+    expect(sources).toEqual([{ source: "widget", medium: null, campaign: null, views: 1, sign_ups: 0, confirmed: 0 }]);
+
+    const frame = await fetch(`${s.url}/embed/${w.key}?utm_source=frame`);
+    expect(frame.status).toBe(200);
+    const csp = frame.headers.get("content-security-policy")!;
+    expect(csp).toContain("frame-ancestors 'self' shop.example:* *.partner.example:*");
+    expect(csp).toContain("script-src 'self'");
+    expect(await frame.text()).toContain(`<script src="/embed.js" data-waitlist="${w.key}"`);
+    expect((await fetch(`${s.url}/embed/no-such-key`)).status).toBe(404);
   });
 });

@@ -5,6 +5,7 @@ import { dailyChart } from "./chart.js";
 import { formatNumber, formatPercent, h, mount } from "./dom.js";
 import { waitlistHeader } from "./nav.js";
 import { subscribersTable } from "./subscribers-table.js";
+import { embedCard, funnelCard, sourcesCard } from "./growth.js";
 
 /** The answer, or `fallback` when the plan does not include the endpoint (403). */
 const unlessForbidden = (promise, fallback) => promise.catch((err) => (err instanceof ApiError && err.status === 403 ? fallback : Promise.reject(err)));
@@ -74,6 +75,9 @@ export async function overviewView(key) {
       chartHolder,
     ),
     h("section", { class: "card", "aria-labelledby": "ref-title" }, h("h2", { id: "ref-title" }, "Top referrers"), referrers),
+    sourcesCard(key),
+    funnelCard(key),
+    embedCard(key),
     tags === null
       ? h("section", { class: "card" }, h("h2", {}, "Subscribers"), h("p", { class: "notice" }, "Your plan does not include the subscriber list. Growth and higher plans do."))
       : subscribersTable(key, tags, refresh),

@@ -6,6 +6,7 @@ import account from "../../public/dashboard/account.js" with { type: "text" };
 import api from "../../public/dashboard/api.js" with { type: "text" };
 import dom from "../../public/dashboard/dom.js" with { type: "text" };
 import chart from "../../public/dashboard/chart.js" with { type: "text" };
+import growth from "../../public/dashboard/growth.js" with { type: "text" };
 import nav from "../../public/dashboard/nav.js" with { type: "text" };
 import subscribersTable from "../../public/dashboard/subscribers-table.js" with { type: "text" };
 import viewWaitlists from "../../public/dashboard/view-waitlists.js" with { type: "text" };
@@ -23,6 +24,7 @@ const ASSETS: Record<string, { body: string; type: string }> = {
   "api.js": { body: api, type: JS },
   "dom.js": { body: dom, type: JS },
   "chart.js": { body: chart, type: JS },
+  "growth.js": { body: growth, type: JS },
   "nav.js": { body: nav, type: JS },
   "subscribers-table.js": { body: subscribersTable, type: JS },
   "view-waitlists.js": { body: viewWaitlists, type: JS },

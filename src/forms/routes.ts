@@ -23,6 +23,7 @@ import altchaJs from "../../public/vendor/altcha/altcha.js" with { type: "text" 
 import altchaCss from "../../public/vendor/altcha/altcha.css" with { type: "text" };
 import altchaWorker from "../../public/vendor/altcha/pbkdf2.js" with { type: "text" };
 import captchaJs from "../../public/captcha.js" with { type: "text" };
+import { embedRoutes } from "./embed";
 
 /** DESIGN §4: 10 form posts a minute per IP per waitlist. */
 export const FORM_LIMIT = 10;
@@ -103,6 +104,7 @@ export function formRoutes(deps: { db: Db; config: Config; dispatch: Dispatch })
   }
 
   return new Elysia({ name: "forms/routes" })
+    .use(embedRoutes(deps))
     .get(
       "/assets/altcha/:file",
       ({ params }) => {
