@@ -17,6 +17,7 @@ import { emailRoutes } from "./email/routes";
 import { analyticsRoutes } from "./analytics/routes";
 import { webhookRoutes } from "./webhooks/routes";
 import { pageRoutes } from "./pages/routes";
+import { ogImageRoutes } from "./pages/og-routes";
 import { dashboardRoutes } from "./dashboard/routes";
 import { securityHeaders } from "./http/security-headers";
 import { landingRoutes } from "./landing/routes";
@@ -90,6 +91,7 @@ export function buildApp(deps: AppDeps) {
     .use(landingRoutes({ db, config, api }))
     .use(formRoutes({ db, config, dispatch: formSignUpCounter(dispatch) }))
     .use(pageRoutes({ db, config, dispatch, log: deps.log }))
+    .use(ogImageRoutes({ db }))
     .use(dashboardRoutes())
     .use(apiDocs(config)) as unknown as Elysia;
   return app;

@@ -5,6 +5,7 @@ import { copyFileSync, existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { engine, runCli, startServer, until, type TestServer } from "./support/server";
 import { removeDir, tempDir } from "./support/cleanup";
+import { renderShareImage } from "../src/pages/og-image";
 
 const ROOT = join(import.meta.dir, "..");
 let dir: string;
@@ -26,7 +27,7 @@ afterAll(async () => {
 });
 
 // SQLite only: it ends with `backup`, VACUUM INTO of the embedded file
-test("the binary runs from a folder with no node_modules: serve, the admin commands, the API, Swagger UI, pages and geolocation", async () => {
+test("the binary runs from a folder with no node_modules: serve, the admin commands, the API, Swagger UI, pages, the share image and geolocation", async () => {
   expect(existsSync(join(dir, "node_modules"))).toBe(false);
   const created = await s.cli("account", "create", "--username", "binuser", "--plan", "growth", "--json");
   expect(created.code).toBe(0);
@@ -83,6 +84,12 @@ test("the binary runs from a folder with no node_modules: serve, the admin comma
   // issue 43: an icon of its own, embedded in the binary too
   const icon = await fetch(`${s.url}/favicon.ico`);
   expect([icon.status, icon.headers.get("content-type"), (await icon.text()).startsWith("<svg")]).toEqual([200, "image/svg+xml", true]);
+  // issue 46: the share image, drawn by resvg's WebAssembly with the font embedded in the binary: the same bytes as
+  // from the source (without the font, the text would be missing and the bytes differ)
+  const og = await fetch(`${s.url}/og/${w.key}.png`);
+  const png: Uint8Array = new Uint8Array(await og.arrayBuffer());
+  expect([og.status, og.headers.get("content-type")]).toEqual([200, "image/png"]);
+  expect(png).toEqual(await renderShareImage({ name: "Binary launch", color: "#111827" }));
 
   // backup snapshots the embedded file (PostgreSQL's is pg_dump, which backup names when it refuses)
   const backup = join(dir, "backup.db");

@@ -211,7 +211,7 @@ describe("the widget over HTTP (issue 46 item 4)", () => {
     const configText = await widget.text();
     expect(Bun.gzipSync(script).length + Bun.gzipSync(configText).length).toBeLessThan(15 * 1024);
     const config = JSON.parse(configText);
-    expect(config).toMatchObject({ key: w.key, allowed: true, theme: "light", captcha: null, questions: [{ key: "role", label: "Role <b>", type: "text", required: true }] });
+    expect(config).toMatchObject({ key: w.key, allowed: true, theme: "light", captcha: "off", questions: [{ key: "role", label: "Role <b>", type: "text", required: true }] });
     expect(config.referral_link).toContain("REFERRALCODE");
     const foreign = await (await fetch(`${s.url}/s/${w.key}/widget`, { headers: { origin: "https://elsewhere.example" } })).json();
     expect((foreign as { allowed: boolean }).allowed).toBe(false);

@@ -1,5 +1,6 @@
-// Sharing that looks good (issue 46 item 5, first part): the setting og_image_url; hosted pages and status pages carry
-// Open Graph and Twitter card tags, a large card with the image when there is one; every value escaped.
+// Sharing that looks good (issue 46 item 5): the setting og_image_url; hosted pages and status pages carry Open Graph
+// and Twitter card tags, a large card with that image, or without one with the image drawn for the waitlist (/og/KEY.png,
+// test/og-image.e2e.test.ts); every value escaped.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { startServer, type TestServer } from "./support/server";
 
@@ -11,14 +12,21 @@ afterAll(() => s.stop());
 
 const meta = (html: string, attr: "property" | "name", name: string) => new RegExp(`<meta ${attr}="${name.replace(/[.]/g, "\\.")}" content="([^"]*)">`).exec(html)?.[1];
 
-test("og_image_url: a large card with the image on the hosted page and the status page; without it a summary card; a bad URL is 400", async () => {
+test("og_image_url: a large card with the image on the hosted page and the status page; without it the generated image's; a bad URL is 400", async () => {
   const { key } = await s.account("growth");
   const w = (await s.request("POST", "/api/v1/waitlists", { key, body: { name: `Rocket "Launch" <${Math.random().toString(36).slice(2, 6)}>` } })).body.data.waitlist;
   const path = `/api/v1/waitlist/${w.key}`;
   const pageHtml = async () => (await fetch(`${s.url}/p/${w.slug}`)).text();
-  const before = await pageHtml();
-  expect(meta(before, "name", "twitter:card")).toBe("summary");
-  expect(meta(before, "property", "og:image")).toBeUndefined();
+  const generated = `https://wl.social.example/og/${w.key}.png`;
+  const expectGenerated = (html: string) =>
+    expect([meta(html, "property", "og:image")?.replace(/\?v=[\w-]{8}$/, ""), meta(html, "property", "og:image:width"), meta(html, "property", "og:image:height"), meta(html, "name", "twitter:card"), meta(html, "name", "twitter:image")?.replace(/\?v=[\w-]{8}$/, "")]).toEqual([
+      generated,
+      "1200",
+      "630",
+      "summary_large_image",
+      generated,
+    ]);
+  expectGenerated(await pageHtml());
 
   const bad = await s.request("PATCH", `${path}/settings`, { key, body: { og_image_url: "ftp://x.example/a.png" } });
   expect(bad.status).toBe(400);
@@ -31,6 +39,8 @@ test("og_image_url: a large card with the image on the hosted page and the statu
   expect(meta(html, "property", "og:image")).toBe("https://cdn.rocket.example/share.png?v=1&amp;size=large");
   expect(meta(html, "name", "twitter:card")).toBe("summary_large_image");
   expect(meta(html, "name", "twitter:image")).toBe("https://cdn.rocket.example/share.png?v=1&amp;size=large");
+  // its size is the uploader's to know
+  expect(meta(html, "property", "og:image:width")).toBeUndefined();
 
   const sub = (await s.request("POST", `${path}/sign-up`, { key, body: { email: "share@example.com", name: "Ada <b>" } })).body;
   const status = await (await fetch(`${s.url}/t/${sub.sign_up_token}`)).text();
@@ -44,5 +54,5 @@ test("og_image_url: a large card with the image on the hosted page and the statu
   expect(tags).not.toContain("share@example.com");
 
   expect((await s.request("PATCH", `${path}/settings`, { key, body: { og_image_url: null } })).body.data.settings.og_image_url).toBeNull();
-  expect(meta(await pageHtml(), "name", "twitter:card")).toBe("summary");
+  expectGenerated(await pageHtml());
 });

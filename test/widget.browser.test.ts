@@ -89,8 +89,8 @@ test("on another origin, under hostile CSS: custom answers, captcha, ref and UTM
   expect(await email.isVisible()).toBe(true);
   // the host page's rules stop at the shadow root: the button keeps the waitlist's colour and its own font
   const look = await t.page.getByRole("button", { name: "Join the waitlist" }).evaluate((b) => {
-    const style = getComputedStyle(b);
-    return { background: style.backgroundColor, font: style.fontFamily, display: style.display };
+    const style = (globalThis as any).getComputedStyle(b);
+    return { background: style.backgroundColor as string, font: style.fontFamily as string, display: style.display as string };
   });
   expect(look.background).toBe("rgb(15, 118, 110)");
   expect(look.font).not.toContain("Comic Sans");
@@ -99,13 +99,14 @@ test("on another origin, under hostile CSS: custom answers, captcha, ref and UTM
   // keyboard: the first Tab reaches the email field
   await t.page.locator("body").click({ position: { x: 1, y: 1 } });
   await t.page.keyboard.press("Tab");
-  expect(await t.page.evaluate(() => (document.querySelector("waitlist-form")?.shadowRoot?.activeElement as HTMLInputElement | null)?.name)).toBe("email");
+  const focused = (what: "name" | "textContent") => t.page.evaluate(`document.querySelector("waitlist-form").shadowRoot.activeElement?.${what}`);
+  expect(await focused("name")).toBe("email");
 
   const address = `widget-${uniq()}@example.com`;
   await email.fill(address);
   // a required question unanswered: the browser holds the post back, nothing is stored
   await t.page.getByRole("button", { name: "Join the waitlist" }).click();
-  expect(await t.page.getByLabel("Your role").evaluate((e) => (e as HTMLSelectElement).validity.valueMissing)).toBe(true);
+  expect(await t.page.getByLabel("Your role").evaluate((e) => (e as any).validity.valueMissing as boolean)).toBe(true);
   expect((await s.request("GET", `${path}/subscribers/${encodeURIComponent(address)}`, { key })).status).toBe(404);
 
   await t.page.getByLabel("Your role").selectOption("founder");
@@ -114,7 +115,7 @@ test("on another origin, under hostile CSS: custom answers, captcha, ref and UTM
   const heading = t.page.getByRole("heading", { name: "You're on the list!" });
   await heading.waitFor({ timeout: 30_000 });
   // focus moves to the answer, which is a live region's news
-  expect(await t.page.evaluate(() => document.querySelector("waitlist-form")?.shadowRoot?.activeElement?.textContent)).toBe("You're on the list!");
+  expect(await focused("textContent")).toBe("You're on the list!");
   const shown = await t.page.getByRole("status").filter({ hasText: "#" }).textContent();
   const link = await t.page.getByLabel("Your referral link").inputValue();
 

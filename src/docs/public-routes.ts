@@ -98,6 +98,26 @@ export const PUBLIC_OPERATIONS: PublicOperation[] = [
   },
   {
     method: "get",
+    path: "/og/{file}",
+    operationId: "getShareImage",
+    summary: "Generated share image",
+    description:
+      "`file` is the waitlist's key and `.png`: a 1200x630 PNG of the waitlist's name on its colour (settings email_template.color), the og:image of its hosted and status pages while og_image_url is unset (issue 46). The same bytes for the same name and colour; a request whose If-None-Match names its ETag gets 304 Not Modified, without a body.",
+    tags: ["Pages"],
+    responses: {
+      200: {
+        description: "The image",
+        headers: {
+          ETag: { description: "A hash of the name and colour drawn", required: true, schema: { type: "string" } },
+          "Cache-Control": { description: "public, max-age=3600", required: true, schema: { type: "string" } },
+        },
+        content: { "image/png": {} },
+      },
+      404: notFoundPage("Unknown waitlist"),
+    },
+  },
+  {
+    method: "get",
     path: "/pending/{waitlistKey}",
     operationId: "getPendingPage",
     summary: "Confirm-pending page",

@@ -43,7 +43,7 @@ const WidgetConfig = t.Object({
     }),
     { description: "The waitlist's questions (settings form_fields)" },
   ),
-  captcha: t.Union([t.Literal("altcha"), t.Null()], { description: "altcha: the post needs a solved challenge from GET /s/{waitlistKey}/challenge" }),
+  captcha: t.Union([t.Literal("off"), t.Literal("altcha")], { description: "As the settings' captcha: with altcha the post needs a solved challenge from GET /s/{waitlistKey}/challenge" }),
   referral_link: t.String({ description: `A subscriber's referral link with ${CODE} in place of their referral code` }),
 });
 
@@ -82,7 +82,7 @@ export function embedRoutes(deps: { db: Db; config: Config }) {
       collect_name: standard?.collectName ?? false,
       collect_phone: standard?.collectPhone ?? false,
       questions: formFieldsOf(w),
-      captcha: w.captcha === "altcha" ? "altcha" : null,
+      captcha: w.captcha === "altcha" ? "altcha" : "off",
       referral_link: referralLink(w, CODE, config.baseUrl),
     };
   }

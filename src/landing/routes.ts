@@ -9,6 +9,7 @@ import { CreatedPageResponse, CreatePageBody, PageResponse, PatchPageBody, Previ
 import { createPage, findPage, pageView, patchPage, publish } from "./service";
 import { createPreview, PREVIEW_TTL_MS } from "./preview";
 import { generate, PROMPT_MAX } from "../ai/service";
+import { warmShareImage } from "../pages/og-image";
 
 export function landingRoutes(deps: { db: Db; config: Config; api: ReturnType<typeof apiGuard> }) {
   const { db, config } = deps;
@@ -94,7 +95,12 @@ export function landingRoutes(deps: { db: Db; config: Config; api: ReturnType<ty
         },
       },
     )
-    .post("/publish", async ({ auth, body }) => ({ success: true, data: await publish(db, auth.waitlist!, body?.unpublish === true, config.baseUrl) }), {
+    .post("/publish", async ({ auth, body }) => {
+      const data = await publish(db, auth.waitlist!, body?.unpublish === true, config.baseUrl);
+      // issue 46: the generated share image is drawn at publish time, not by the first link preview that asks
+      if (data.status === "published" && !auth.waitlist!.ogImageUrl) warmShareImage({ name: auth.waitlist!.name, color: auth.waitlist!.emailColor });
+      return { success: true, data };
+    }, {
       api: { key: "any", bucket: "landing_publish", landing: true },
       params,
       body: t.Optional(t.Object({ unpublish: t.Optional(t.Boolean({ description: "true takes the page offline (status unpublished)" })) }, { additionalProperties: false })),

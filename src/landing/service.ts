@@ -224,6 +224,8 @@ export async function publish(db: Db, w: Waitlist, unpublish: boolean, baseUrl: 
   return {
     status: "published",
     hosted_page_url: url,
-    notes: `The page is live at ${url}. Its form posts to ${baseUrl}/s/${w.key}. No custom social-share image is set.`,
+    notes: `The page is live at ${url}. Its form posts to ${baseUrl}/s/${w.key}. ${
+      w.ogImageUrl ? `Its social-share image is ${w.ogImageUrl}.` : `No custom social-share image is set: link previews show the one drawn from its name and colour, ${baseUrl}/og/${w.key}.png.`
+    }`,
   };
 }

@@ -6,6 +6,7 @@ import type { Page } from "../landing/service";
 import type { Waitlist } from "../http/api";
 import { escapeHtml } from "./html";
 import { captchaWidget } from "./captcha-widget";
+import { shareImageTag } from "./og-image";
 import { ORIGIN_FIELDS, type Origin } from "../analytics/sources";
 
 export const REF_SLOT = "<!--ref-->";
@@ -27,16 +28,20 @@ export function pageCsp(styleHashes: string[] = [], preview = false): string {
   return `default-src 'none'; style-src ${styles}; script-src 'self'; img-src 'self' data:; connect-src 'self'; form-action ${formAction}; base-uri 'none'; frame-ancestors ${frameAncestors}`;
 }
 
-/** Issue 46: the waitlist's share image (`og_image_url`): a large Twitter card with it, a summary card without. */
-export function socialImage(w: Pick<Waitlist, "ogImageUrl">): string {
-  if (!w.ogImageUrl) return `<meta name="twitter:card" content="summary">`;
-  const url = escapeHtml(w.ogImageUrl);
-  return `<meta property="og:image" content="${url}">
+/**
+ * Issue 46: the waitlist's share image, a large card with it: `og_image_url`, or without one the image drawn from its
+ * name and colour (pages/og-routes.ts), 1200x630.
+ */
+export function socialImage(w: Pick<Waitlist, "ogImageUrl" | "key" | "name" | "emailColor">, baseUrl: string): string {
+  // the drawing's tag in the address: a new name or colour is a new image to link previews that keep the old one
+  const url = escapeHtml(w.ogImageUrl ?? `${baseUrl}/og/${w.key}.png?v=${shareImageTag({ name: w.name, color: w.emailColor }).slice(1, 9)}`);
+  const size = w.ogImageUrl ? "" : `\n<meta property="og:image:width" content="1200">\n<meta property="og:image:height" content="630">`;
+  return `<meta property="og:image" content="${url}">${size}
 <meta name="twitter:card" content="summary_large_image">
 <meta name="twitter:image" content="${url}">`;
 }
 
-function head(page: Page, w: Waitlist, pageUrl: string, style: string, stylesheet: string | null): string {
+function head(page: Page, w: Waitlist, urls: { baseUrl: string; pageUrl: string }, style: string, stylesheet: string | null): string {
   const seo = JSON.parse(page.seo) as { title?: string; description?: string; keywords?: string[]; og_title?: string; og_description?: string };
   const title = seo.title || page.headline || w.name;
   const description = seo.description || page.description || "";
@@ -46,13 +51,13 @@ function head(page: Page, w: Waitlist, pageUrl: string, style: string, styleshee
 <title>${escapeHtml(title)}</title>
 <meta name="description" content="${escapeHtml(description)}">
 ${seo.keywords?.length ? `<meta name="keywords" content="${escapeHtml(seo.keywords.join(", "))}">` : ""}
-<link rel="canonical" href="${escapeHtml(pageUrl)}">
+<link rel="canonical" href="${escapeHtml(urls.pageUrl)}">
 <link rel="icon" href="/assets/favicon.svg" type="image/svg+xml">
 <meta property="og:type" content="website">
 <meta property="og:title" content="${escapeHtml(seo.og_title || title)}">
 <meta property="og:description" content="${escapeHtml(seo.og_description || description)}">
-<meta property="og:url" content="${escapeHtml(pageUrl)}">
-${socialImage(w)}
+<meta property="og:url" content="${escapeHtml(urls.pageUrl)}">
+${socialImage(w, urls.baseUrl)}
 ${stylesheet ? `<link rel="stylesheet" href="${stylesheet}">` : ""}
 <style>${style}</style>
 </head>`;
@@ -61,7 +66,7 @@ ${stylesheet ? `<link rel="stylesheet" href="${stylesheet}">` : ""}
 const hashOf = (style: string) => createHash("sha256").update(style).digest("base64");
 
 /** An AI page: its sanitized body and stylesheet (ai/sanitize.ts) in our shell, under the same CSP as standard pages. */
-function renderAiPage(page: Page, w: Waitlist, pageUrl: string, preview: boolean): RenderedPage {
+function renderAiPage(page: Page, w: Waitlist, urls: { baseUrl: string; pageUrl: string }, preview: boolean): RenderedPage {
   const meta = JSON.parse(page.aiMeta ?? "{}") as { css?: string };
   // the CSS was filtered when the page was generated: no url(), @import, escapes or markup characters
   const style = `*{box-sizing:border-box}body{margin:0;font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif}\n${meta.css ?? ""}`;
@@ -70,7 +75,7 @@ function renderAiPage(page: Page, w: Waitlist, pageUrl: string, preview: boolean
   const body = (page.aiHtml ?? "").replace(/(<form\b[^>]*>)/i, `$1${REF_SLOT}`).replace(/<\/form>/i, `${questionFields(w)}${captchaWidget(w)}</form>`);
   const html = `<!doctype html>
 <html lang="en" data-theme="${escapeHtml(page.theme)}">
-${head(page, w, pageUrl, style, null)}
+${head(page, w, urls, style, null)}
 <body>
 ${body}
 </body>
@@ -79,7 +84,7 @@ ${body}
 }
 
 export function renderHostedPage(page: Page, w: Waitlist, urls: { baseUrl: string; pageUrl: string }, preview = false): RenderedPage {
-  if (page.pageType === "ai") return renderAiPage(page, w, urls.pageUrl, preview);
+  if (page.pageType === "ai") return renderAiPage(page, w, urls, preview);
   const theme = THEMES[page.theme === "dark" ? "dark" : "light"];
   const background = page.background ? (JSON.parse(page.background) as { value: string }).value : theme.bg;
   // every value here was parsed and re-emitted by us (landing/background.ts) or is a constant
@@ -92,7 +97,7 @@ export function renderHostedPage(page: Page, w: Waitlist, urls: { baseUrl: strin
   ].join("");
   const html = `<!doctype html>
 <html lang="en" data-theme="${escapeHtml(page.theme)}">
-${head(page, w, urls.pageUrl, style, "/assets/hosted.css")}
+${head(page, w, urls, style, "/assets/hosted.css")}
 <body>
 <main class="hero">
 <h1>${escapeHtml(page.headline)}</h1>

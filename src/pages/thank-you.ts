@@ -90,7 +90,7 @@ ${manageSection(sub)}`,
 <meta property="og:title" content="${escapeHtml(`Join the ${w.name} waitlist`)}">
 <meta property="og:description" content="${escapeHtml(`Join the ${w.name} waitlist, and move up the list by sharing your own link.`)}">
 <meta property="og:url" content="${escapeHtml(link)}">
-${socialImage(w)}`,
+${socialImage(w, baseUrl)}`,
     },
   );
 }
