@@ -83,16 +83,16 @@ describe("the model covers the migrated database", () => {
 });
 
 describe("writtenBy", () => {
-  test("a subscriber's delete cascades to its referrals, tags and rewards, and its trigger to the counters, not the waitlist", () => {
+  test("a subscriber's delete cascades to its referrals, tags, rewards and share clicks, and its trigger to the counters, not the waitlist", () => {
     expect(writtenBy(["DELETE FROM subscribers WHERE id = ?"])).toEqual(
-      new Set(["subscribers", "referrals", "subscriber_tags", "milestone_rewards", "rank_counts", "waitlists#counts"]),
+      new Set(["subscribers", "referrals", "subscriber_tags", "milestone_rewards", "share_clicks", "rank_counts", "waitlists#counts"]),
     );
     expect(writtenBy(["DELETE FROM tags WHERE id = ?"])).toEqual(new Set(["tags", "subscriber_tags"]));
   });
 
   test("a waitlist's delete reaches every table hanging off it, and an account's its keys too", () => {
     const waitlist = writtenBy(["DELETE FROM waitlists WHERE id = ?"]) as Set<string>;
-    for (const t of ["waitlists", "subscribers", "referrals", "tags", "subscriber_tags", "landing_pages", "outbox", "daily_stats", "rank_counts", "api_keys"]) expect(waitlist).toContain(t);
+    for (const t of ["waitlists", "subscribers", "referrals", "tags", "subscriber_tags", "landing_pages", "outbox", "daily_stats", "source_views", "share_clicks", "rank_counts", "api_keys"]) expect(waitlist).toContain(t);
     expect(writtenBy(["DELETE FROM accounts WHERE id = ?"])).toContain("accounts");
     expect(writtenBy(["DELETE FROM accounts WHERE id = ?"])).toContain("subscribers");
   });
