@@ -98,7 +98,7 @@ describe("the document", () => {
     const form = doc.paths["/s/{waitlistKey}"].post.responses;
     expect(Object.keys(form)).toEqual(expect.arrayContaining(["200", "303", "400", "403", "404", "413", "429"]));
     expect(Object.keys(form["403"].content)).toEqual(["application/json", "text/html"]);
-    expect(Object.keys(doc.paths["/api/v1/waitlist/{waitlistKey}/subscribers/export"].get.responses["200"].content)).toEqual(["text/csv"]);
+    expect(Object.keys(doc.paths["/api/v1/waitlist/{waitlistKey}/subscribers/export"].get.responses["200"].content)).toEqual(["text/csv", "application/x-ndjson"]);
   });
 });
 

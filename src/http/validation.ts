@@ -22,6 +22,13 @@ export function validationMessage(error: ValidationError): string {
   return `${field} ${expectation(first.schema ?? {})}`;
 }
 
+/** The first problem of `value` against `schema`, as the request's would be told (issue 47: a bulk item); null if none. */
+export function valueMessage(schema: TSchema, value: unknown): string | null {
+  const all = [...Value.Errors(schema, value)];
+  if (!all.length) return null;
+  return validationMessage({ all, type: "body", validator: { schema } } as unknown as ValidationError);
+}
+
 /**
  * For a union of objects (invite's exactly one of count, ids or emails; a background by its type), the branch the
  * value means: the one whose literal members (a `type`) it has, or whose one required member it gives. Null when

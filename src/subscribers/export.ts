@@ -1,17 +1,24 @@
-// CSV export of every subscriber (DESIGN §4 extension), streamed page by page through csv-stringify.
+// The export of every subscriber (DESIGN §4 extension; issue 47: every field, CSV or JSON Lines, filtered like the
+// list), streamed page by page (csv-stringify for CSV) in constant memory.
 import { sql, type SQL } from "drizzle-orm";
 import { stringify } from "csv-stringify/sync";
 import type { Db } from "../db/db";
 import type { Waitlist } from "../http/api";
-import { selectPage, statusOf, thankYouUrl, type SubscriberRow } from "./view";
+import { selectPage, statusOf, subscriberView, thankYouUrl, type SubscriberRow } from "./view";
+import { listFilters, type ListParams } from "./query";
+import { badRequest } from "../http/errors";
 import { answerText, formFieldsOf, type Answers } from "../waitlists/form-fields";
 
 const PAGE = 500;
 const COLUMNS = [
   "id", "email", "name", "phone", "status", "position", "inflated_position", "final_position", "points", "referral_code", "referred_by", "referral_count",
   "deliverability", "tags", "country", "city", "timezone", "ip_address", "referring_domain", "joined_with", "joined_at", "thank_you_url", "metadata",
-  "unsubscribed_at", "email_status",
+  "unsubscribed_at", "email_status", "utm_source", "utm_medium", "utm_campaign", "utm_term", "utm_content", "referrer_host",
 ];
+
+export const EXPORT_FORMATS = ["csv", "jsonl"] as const;
+/** The list's parameters that page and sort it: the export takes neither (it is the whole list, in line order). */
+const NOT_FOR_EXPORT = ["page", "limit", "sort_by", "sort_dir"];
 
 /** The row's answers, one cell per question (parsed once a row). */
 function answerCells(row: SubscriberRow, questions: string[]): string[] {
@@ -37,21 +44,29 @@ function record(row: SubscriberRow, position: number | null, waitlist: Waitlist,
     row.unsubscribed_at === null ? "" : new Date(Number(row.unsubscribed_at)).toISOString(),
     // issue 45: bounced and complained addresses (a mailing tool must not write to them either)
     row.email_status,
+    // issue 46: where they came from
+    row.utm_source ?? "", row.utm_medium ?? "", row.utm_campaign ?? "", row.utm_term ?? "", row.utm_content ?? "", row.referrer_host ?? "",
     // issue 46: one column per question of the waitlist, `answers.KEY`
     ...answerCells(row, questions),
   ];
   return cells.map(defuse);
 }
 
-/** Pages of rows: ranked subscribers in position order (walked by key, so each page costs the same), then pending ones. */
-async function* pages(db: Db, waitlistId: string): AsyncGenerator<{ rows: SubscriberRow[]; ranked: boolean }> {
+/**
+ * Pages of rows: ranked subscribers in position order (walked by key, so each page costs the same), then the others by
+ * sign-up time. `where` (the list's filters, alias `s`) narrows both; filtered rows carry their position in the whole
+ * line (`withPosition`), unfiltered ones are numbered as they come.
+ */
+async function* pages(db: Db, waitlistId: string, where: SQL | null): AsyncGenerator<{ rows: SubscriberRow[]; ranked: boolean }> {
+  const also = where ? sql`AND ${where}` : sql``;
+  const withPosition = where !== null;
   let last: { points: number; seq: number } | null = null;
   for (;;) {
     const page: SQL = last
-      ? sql`SELECT * FROM (SELECT * FROM subscribers WHERE waitlist_id = ${waitlistId} AND points = ${last.points} AND ranked_seq > ${last.seq} ORDER BY ranked_seq LIMIT ${PAGE}) AS tied
-            UNION ALL SELECT * FROM (SELECT * FROM subscribers WHERE waitlist_id = ${waitlistId} AND points < ${last.points} AND ranked_seq IS NOT NULL ORDER BY points DESC, ranked_seq ASC LIMIT ${PAGE}) AS behind`
-      : sql`SELECT * FROM subscribers WHERE waitlist_id = ${waitlistId} AND ranked_seq IS NOT NULL ORDER BY points DESC, ranked_seq ASC LIMIT ${PAGE}`;
-    const rows: SubscriberRow[] = (await selectPage(db, page, sql`s.points DESC, s.ranked_seq ASC`, false)).slice(0, PAGE);
+      ? sql`SELECT * FROM (SELECT * FROM subscribers s WHERE s.waitlist_id = ${waitlistId} AND s.points = ${last.points} AND s.ranked_seq > ${last.seq} ${also} ORDER BY s.ranked_seq LIMIT ${PAGE}) AS tied
+            UNION ALL SELECT * FROM (SELECT * FROM subscribers s WHERE s.waitlist_id = ${waitlistId} AND s.points < ${last.points} AND s.ranked_seq IS NOT NULL ${also} ORDER BY s.points DESC, s.ranked_seq ASC LIMIT ${PAGE}) AS behind`
+      : sql`SELECT * FROM subscribers s WHERE s.waitlist_id = ${waitlistId} AND s.ranked_seq IS NOT NULL ${also} ORDER BY s.points DESC, s.ranked_seq ASC LIMIT ${PAGE}`;
+    const rows: SubscriberRow[] = (await selectPage(db, page, sql`s.points DESC, s.ranked_seq ASC`, withPosition)).slice(0, PAGE);
     if (rows.length === 0) break;
     yield { rows, ranked: true };
     const tail: SubscriberRow = rows[rows.length - 1];
@@ -59,10 +74,10 @@ async function* pages(db: Db, waitlistId: string): AsyncGenerator<{ rows: Subscr
   }
   let after: { joinedAt: number; id: string } | null = null;
   for (;;) {
-    const from = after ? sql`AND (joined_at > ${after.joinedAt} OR (joined_at = ${after.joinedAt} AND id > ${after.id}))` : sql``;
+    const from = after ? sql`AND (s.joined_at > ${after.joinedAt} OR (s.joined_at = ${after.joinedAt} AND s.id > ${after.id}))` : sql``;
     const rows = await selectPage(
       db,
-      sql`SELECT * FROM subscribers ${db.d.indexHint("subscribers_unranked_idx")} WHERE waitlist_id = ${waitlistId} AND ranked_seq IS NULL ${from} ORDER BY joined_at ASC, id ASC LIMIT ${PAGE}`,
+      sql`SELECT * FROM subscribers s ${db.d.indexHint("subscribers_unranked_idx")} WHERE s.waitlist_id = ${waitlistId} AND s.ranked_seq IS NULL ${from} ${also} ORDER BY s.joined_at ASC, s.id ASC LIMIT ${PAGE}`,
       sql`s.joined_at ASC, s.id ASC`,
       false,
     );
@@ -73,12 +88,22 @@ async function* pages(db: Db, waitlistId: string): AsyncGenerator<{ rows: Subscr
   }
 }
 
-export function exportCsv(db: Db, waitlist: Waitlist, baseUrl: string): ReadableStream<Uint8Array> {
+/**
+ * The export as a stream: `format` csv (a header row; a column per field and one per question) or jsonl (each line a
+ * Subscriber object as GET answers it). The filters are checked before it starts: a bad one is a 400, not a broken file.
+ */
+export async function exportSubscribers(db: Db, waitlist: Waitlist, format: (typeof EXPORT_FORMATS)[number], params: Record<string, string>, baseUrl: string) {
+  const paging = Object.keys(params).find((k) => NOT_FOR_EXPORT.includes(k));
+  if (paging) throw badRequest(`Unknown query parameter "${paging}": the export is the whole list; it takes format, tag, status, unsubscribed, email_status, q and answers.KEY`);
+  const filters = await listFilters(db, waitlist, params as ListParams);
+  const where = filters.length > 1 ? sql.join(filters.slice(1), sql` AND `) : null;
   const encoder = new TextEncoder();
-  const source = pages(db, waitlist.id);
+  const source = pages(db, waitlist.id, where);
   let position = 0;
-  let started = false;
+  let started = format === "jsonl";
   const questions = formFieldsOf(waitlist).map((q) => q.key);
+  /** Its place in the whole line: counted when unfiltered, read with the row when filtered. */
+  const placeOf = (row: SubscriberRow, ranked: boolean) => (!ranked ? null : where ? Number(row.position) : ++position);
   return new ReadableStream<Uint8Array>({
     // every pull enqueues a chunk or closes: a pull that does neither would stall the stream
     async pull(controller) {
@@ -93,7 +118,11 @@ export function exportCsv(db: Db, waitlist: Waitlist, baseUrl: string): Readable
         return;
       }
       const { rows, ranked } = next.value;
-      controller.enqueue(encoder.encode(stringify(rows.map((r) => record(r, ranked ? ++position : null, waitlist, baseUrl, questions)))));
+      const text =
+        format === "jsonl"
+          ? rows.map((r) => `${JSON.stringify(subscriberView({ ...r, position: placeOf(r, ranked) }, waitlist, baseUrl))}\n`).join("")
+          : stringify(rows.map((r) => record(r, placeOf(r, ranked), waitlist, baseUrl, questions)));
+      controller.enqueue(encoder.encode(text));
     },
     async cancel() {
       await source.return(undefined);

@@ -113,13 +113,11 @@ function answerFilters(db: Db, waitlist: Waitlist, params: ListParams): SQL[] {
 /** `%q%` with LIKE's own characters escaped; `q` as the column it is compared with spells it. */
 const likePattern = (q: string) => `%${q.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 
-export async function listSubscribers(db: Db, waitlist: Waitlist, params: ListParams, baseUrl: string) {
-  const page = params.page === undefined ? 1 : Number(params.page);
-  const limit = params.limit === undefined ? 20 : Number(params.limit);
-  const sort = params.sort_by ?? "date";
-  const dir = params.sort_dir ?? "desc";
-  const offset = (page - 1) * limit;
-
+/**
+ * The list's filters on alias `s`, the waitlist's first (a list without any other is the whole line); the export
+ * takes the same (issue 47). An unknown tag or parameter, or a bad answer filter, is a 400.
+ */
+export async function listFilters(db: Db, waitlist: Waitlist, params: ListParams): Promise<SQL[]> {
   const filters: SQL[] = [sql`s.waitlist_id = ${waitlist.id}`];
   if (params.tag !== undefined) filters.push(await tagFilter(db, waitlist.id, params.tag));
   if (params.status === "pending") filters.push(sql`s.status = 'pending'`);
@@ -130,6 +128,17 @@ export async function listSubscribers(db: Db, waitlist: Waitlist, params: ListPa
   const q = params.q?.trim();
   // emails are stored lowercased, names compared by their folded key (db/fold-names.ts): the same on both engines
   if (q) filters.push(sql`(s.email LIKE ${likePattern(q.toLowerCase())} ESCAPE '\\' OR s.name_key LIKE ${likePattern(foldName(q))} ESCAPE '\\')`);
+  return filters;
+}
+
+export async function listSubscribers(db: Db, waitlist: Waitlist, params: ListParams, baseUrl: string) {
+  const page = params.page === undefined ? 1 : Number(params.page);
+  const limit = params.limit === undefined ? 20 : Number(params.limit);
+  const sort = params.sort_by ?? "date";
+  const dir = params.sort_dir ?? "desc";
+  const offset = (page - 1) * limit;
+
+  const filters = await listFilters(db, waitlist, params);
   const where = sql.join(filters, sql` AND `);
 
   let total: number;

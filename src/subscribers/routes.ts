@@ -11,7 +11,8 @@ import { ListQuery, ListResponse, MessageResponse, SignUpBody, SignUpResponse, S
 import { signUp } from "./signup";
 import { getSubscriber, listSubscribers } from "./query";
 import { deleteSubscriber, updateSubscriber } from "./manage";
-import { exportCsv } from "./export";
+import { exportSubscribers, EXPORT_FORMATS } from "./export";
+import { BULK_MAX, bulkSignUp } from "./bulk";
 import { findByInviteToken, invite, INVITE_MAX, inviteState, reject } from "./access";
 import type { Dispatch } from "../outbox/events";
 import { readCache } from "../db/read-cache";
@@ -86,18 +87,89 @@ export function subscriberRoutes(deps: { db: Db; config: Config; api: ReturnType
     )
     .get(
       "/subscribers/export",
-      ({ auth }) =>
-        new Response(exportCsv(db, auth.waitlist!, config.baseUrl), {
-          headers: { "content-type": "text/csv; charset=utf-8", "content-disposition": `attachment; filename="${auth.waitlist!.slug}-subscribers.csv"` },
-        }),
+      async ({ auth, query }) => {
+        const w = auth.waitlist!;
+        const { format = "csv", ...filters } = query as Record<string, string>;
+        // the filters are checked before the first byte, so a bad one is a 400 rather than a broken download
+        const stream = await exportSubscribers(db, w, format as (typeof EXPORT_FORMATS)[number], filters, config.baseUrl);
+        const [type, ext] = format === "jsonl" ? ["application/x-ndjson", "jsonl"] : ["text/csv; charset=utf-8", "csv"];
+        return new Response(stream, { headers: { "content-type": type, "content-disposition": `attachment; filename="${w.slug}-subscribers.${ext}"` } });
+      },
       {
         api: subscribers,
         params: WaitlistParams,
+        query: t.Object(
+          {
+            format: t.Optional(t.Union([t.Literal("csv"), t.Literal("jsonl")], { description: "csv (default): a header row, one subscriber a line; jsonl: one Subscriber object (as GET answers it) a line" })),
+            tag: ListQuery.properties.tag,
+            status: ListQuery.properties.status,
+            unsubscribed: ListQuery.properties.unsubscribed,
+            email_status: ListQuery.properties.email_status,
+            q: ListQuery.properties.q,
+          },
+          // `answers.KEY=VALUE` as the list takes it (checked by the handler)
+          { additionalProperties: t.String({ maxLength: 200 }) },
+        ),
         detail: {
           tags: ["Subscribers"],
-          summary: "Export subscribers as CSV",
-          description: "Streams every subscriber, ranked ones by position, then pending ones. Growth plan or higher.",
-          responses: { 200: { description: "CSV with a header row, one subscriber a line (an attachment)", content: { "text/csv": { schema: { type: "string" } } } } },
+          summary: "Export subscribers (CSV or JSON Lines)",
+          description:
+            "Streams every subscriber with every field (answers, utm, referrer_host, tags, status, email status, referrals), ranked ones by position, then the others by sign-up time, in constant memory. Filtered like the list: tag, status, unsubscribed, email_status, q and answers.KEY (positions stay those of the whole line); any other parameter is a 400. Growth plan or higher.",
+          responses: {
+            200: {
+              description: "An attachment: CSV with a header row (a column per field, answers.KEY per question), or JSON Lines",
+              content: { "text/csv": { schema: { type: "string" } }, "application/x-ndjson": { schema: { type: "string" } } },
+            },
+            400: { description: "An unknown format, parameter or tag, or a bad answers.KEY filter", content: { "application/json": { schema: ErrorBody as any } } },
+          },
+        },
+      },
+    )
+    .post(
+      "/subscribers/bulk",
+      async ({ auth, body, request, server }) => ({
+        success: true,
+        data: {
+          results: await bulkSignUp(db, auth.waitlist!, body.subscribers, body.mode ?? "skip", {
+            joinedWith: "api",
+            requestIp: clientIp(request, server, config.trustProxy),
+            refererHost: refererHost(request),
+            baseUrl: config.baseUrl,
+            dispatch,
+          }),
+        },
+      }),
+      {
+        api: subscribers,
+        params: WaitlistParams,
+        body: t.Object(
+          {
+            subscribers: t.Array(t.Unknown({ description: "A sign-up body (as POST .../sign-up takes)" }), { minItems: 1, maxItems: BULK_MAX }),
+            mode: t.Optional(t.Union([t.Literal("skip"), t.Literal("update")], { description: "An email already there: skip (default) leaves it, update sets its name, phone and metadata (merged)" })),
+          },
+          { additionalProperties: false },
+        ),
+        response: {
+          200: t.Object({
+            success: t.Boolean(),
+            data: t.Object({
+              results: t.Array(
+                t.Object({
+                  index: t.Number({ description: "The item's place in the request, from 0" }),
+                  status: t.Union([t.Literal("created"), t.Literal("updated"), t.Literal("skipped"), t.Literal("invalid")]),
+                  subscriber: t.Optional(Subscriber),
+                  error: t.Optional(t.String({ description: "Why the item is invalid, naming the field" })),
+                }),
+              ),
+            }),
+          }),
+          ...errorResponses(400, 401, 403, 429),
+        },
+        detail: {
+          tags: ["Subscribers"],
+          summary: "Sign up many (extension)",
+          description:
+            "Up to 1,000 sign-up bodies, run in order in one transaction, each checked as a single sign-up is (an invalid one is reported as invalid with the reason and the rest go in). An email already on the list is skipped, or updated in mode update. Results come in the request's order, with the subscriber as committed. Emails and webhooks go out as for single sign-ups, once the whole request is committed.",
         },
       },
     )
