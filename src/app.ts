@@ -17,6 +17,7 @@ import { emailRoutes } from "./email/routes";
 import { analyticsRoutes } from "./analytics/routes";
 import { webhookRoutes } from "./webhooks/routes";
 import { pageRoutes } from "./pages/routes";
+import { importRoutes } from "./imports/routes";
 import { ogImageRoutes } from "./pages/og-routes";
 import { dashboardRoutes } from "./dashboard/routes";
 import { securityHeaders } from "./http/security-headers";
@@ -83,6 +84,7 @@ export function buildApp(deps: AppDeps) {
     .use(accountRoutes({ db, api }))
     .use(waitlistRoutes({ db, config, api }))
     .use(subscriberRoutes({ db, config, api, dispatch }))
+    .use(importRoutes({ db, config, api }))
     .use(tagRoutes({ db, config, api, dispatch }))
     .use(broadcastRoutes({ db, config, api, dispatch }))
     .use(emailRoutes({ db, api, dispatch, log: deps.log }))

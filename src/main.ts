@@ -12,6 +12,7 @@ import { restoreCommand } from "./cli/restore";
 import { doctorCommand } from "./cli/doctor";
 import { migrateDbCommand } from "./cli/migrate-db";
 import { versionCommand, versionLine } from "./cli/version";
+import { exportCommand, importCommand } from "./cli/import";
 import { commandHelp, GENERAL_USAGE, generalHelp, usageLine } from "./cli/help";
 import { serveFlags } from "./cli/serve-flags";
 
@@ -22,7 +23,7 @@ const SERVE: Command = {
   required: [],
   run: () => Promise.reject(new Error("serve runs from main")),
 };
-const COMMANDS: Command[] = [SERVE, ...accountCommands, ...keyCommands, waitlistKeyCommand, backupCommand, restoreCommand, migrateDbCommand, doctorCommand, versionCommand];
+const COMMANDS: Command[] = [SERVE, ...accountCommands, ...keyCommands, waitlistKeyCommand, backupCommand, restoreCommand, migrateDbCommand, importCommand, exportCommand, doctorCommand, versionCommand];
 const GROUPS = new Set(COMMANDS.filter((c) => c.name.includes(" ")).map((c) => c.name.split(" ")[0]));
 const TOP_LEVEL = [...new Set(COMMANDS.map((c) => c.name.split(" ")[0])), "help"];
 
@@ -84,7 +85,8 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(commandHelp(cmd) + "\n");
     return 0;
   }
-  if (positionals.length) throw new UsageError(`unexpected argument "${positionals[0]}"`, cmd);
+  if (cmd.positional && positionals.length === 1 && !flags.has(cmd.positional.name)) flags.set(cmd.positional.name, positionals[0]);
+  else if (positionals.length) throw new UsageError(`unexpected argument "${positionals[cmd.positional ? 1 : 0] ?? positionals[0]}"`, cmd);
   return runCommand(cmd, flags, env);
 }
 

@@ -121,6 +121,7 @@ const SEMANTIC_400: RegExp[] = [
   /^form_fields\[\d+\]\.key: "[^"]*" is (reserved|used twice)/, // issue 46: across the list, and the form's own fields
   /^form_fields\[\d+\]\.options: "[^"]*" appears twice$/, // the same text once trimmed
   /^answers\.[a-z][a-z0-9_]* /, // issue 46: answers fit the questions the waitlist has now (a request before may have set some)
+  /^mapping/, // issue 47: an import's mapping is JSON naming the file's own columns
 ];
 
 function declared(o: Operation): number[] {
@@ -172,10 +173,18 @@ interface Sent {
   res: Response;
 }
 
+/** A CSV for an operation that takes only a CSV body (an import): the generator makes JSON alone. */
+const CSV_BODY = "email,name\nconformance@example.com,Conformance\n";
+const takesCsvOnly = (o: Operation) => !!o.op.requestBody?.content?.["text/csv"] && !o.op.requestBody.content["application/json"];
+
 async function send(o: Operation, x: Side, query: Record<string, string>, body: unknown, raw?: string): Promise<Response> {
   const qs = new URLSearchParams(query).toString();
   const path = pathFor(o, x) + (qs ? `?${qs}` : "");
-  const res = await x.s.request(o.method, path, { key: x.key, ...(raw !== undefined ? { raw } : body !== undefined ? { body } : {}) });
+  const csv = raw === undefined && body === undefined && takesCsvOnly(o);
+  const res = await x.s.request(o.method, path, {
+    key: x.key,
+    ...(csv ? { raw: CSV_BODY, headers: { "content-type": "text/csv" } } : raw !== undefined ? { raw } : body !== undefined ? { body } : {}),
+  });
   problems.push(...checker.check(o.method, path, res).map((p) => `[${x.name}] ${p}`));
   // 503 is declared where the server lacks something (AI generation not configured here)
   if (res.status >= 500 && res.status !== 503) problems.push(`[${x.name}] ${o.id} -> ${res.status}: ${res.text.slice(0, 200)}`);

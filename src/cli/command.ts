@@ -25,6 +25,8 @@ export interface CommandResult {
   text: string;
   /** 0 unless a command reports a failed check (doctor: 1). */
   exitCode?: number;
+  /** It wrote its output itself (an export's file on stdout): nothing more is printed. */
+  written?: boolean;
 }
 
 export interface Command {
@@ -33,6 +35,8 @@ export interface Command {
   summary: string;
   flags: Flag[];
   required: string[];
+  /** One argument that is not a flag (`import ... FILE.csv`), kept as the flag `name`. */
+  positional?: { name: string; value: string; help: string };
   /** Takes its databases as its own flags (migrate-db): --db and --database-url do not apply. */
   ownDatabases?: boolean;
   run: (ctx: CommandContext) => Promise<CommandResult>;
@@ -59,7 +63,10 @@ export const flagsOf = (cmd: Command): Flag[] => [
 ];
 
 export async function runCommand(cmd: Command, flags: Map<string, string>, env: Record<string, string | undefined>): Promise<number> {
-  for (const name of cmd.required) if (!flags.get(name)?.trim()) throw new UsageError(`missing required flag --${name}`, cmd);
+  for (const name of cmd.required) {
+    if (flags.get(name)?.trim()) continue;
+    throw new UsageError(name === cmd.positional?.name ? `missing ${cmd.positional.value}` : `missing required flag --${name}`, cmd);
+  }
   let opened: Db | undefined;
   const ctx: CommandContext = {
     flags,
@@ -78,6 +85,7 @@ export async function runCommand(cmd: Command, flags: Map<string, string>, env: 
     throw err;
   }
   await opened?.close();
+  if (out.written) return out.exitCode ?? 0;
   process.stdout.write(flags.get("json") === "true" ? JSON.stringify(out.json) + "\n" : out.text + "\n");
   return out.exitCode ?? 0;
 }

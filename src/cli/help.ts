@@ -7,7 +7,7 @@ const flagUsage = (f: Flag) => (f.value ? `--${f.name} ${f.value}` : `--${f.name
 export function usageLine(cmd: Command, common = true): string {
   const flags = common ? flagsOf(cmd).filter((f) => f.name !== "database-url" && f.name !== "database-pool-size") : cmd.flags;
   const parts = flags.map((f) => (cmd.required.includes(f.name) ? flagUsage(f) : `[${flagUsage(f)}]`));
-  return ["usage: waitlist", cmd.name, ...parts].join(" ");
+  return ["usage: waitlist", cmd.name, ...parts, ...(cmd.positional ? [cmd.positional.value] : [])].join(" ");
 }
 
 export function commandHelp(cmd: Command, common = true): string {
@@ -17,7 +17,8 @@ export function commandHelp(cmd: Command, common = true): string {
     const notes = [cmd.required.includes(f.name) ? "required" : null, f.fallback !== undefined ? `default: ${f.fallback}` : null].filter(Boolean);
     return `  ${flagUsage(f).padEnd(width)}${f.help}${notes.length ? ` (${notes.join("; ")})` : ""}`;
   });
-  return [usageLine(cmd, common), "", cmd.summary, "", "flags:", ...lines].join("\n");
+  const positional = cmd.positional ? ["", `${cmd.positional.value}: ${cmd.positional.help}`] : [];
+  return [usageLine(cmd, common), "", cmd.summary, ...positional, "", "flags:", ...lines].join("\n");
 }
 
 export function generalHelp(commands: Command[]): string {

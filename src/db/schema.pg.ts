@@ -2,7 +2,7 @@
 // test/schema-parity.unit.test.ts; drizzle-kit generates drizzle-pg/ from it. ms timestamps are bigint, flags boolean.
 import { sql } from "drizzle-orm";
 import { bigint, boolean, index, integer, pgTable, primaryKey, text, uniqueIndex } from "drizzle-orm/pg-core";
-import { PLANS, SUBSCRIBER_STATUSES, ACCESS_STATUSES, DELIVERABILITY, TAG_COLORS, OUTBOX_KINDS, OUTBOX_STATUSES, EMAIL_STATUSES, BROADCAST_STATUSES, RECIPIENT_STATUSES, PAGE_TYPES, PAGE_STATUSES } from "./schema";
+import { PLANS, SUBSCRIBER_STATUSES, ACCESS_STATUSES, DELIVERABILITY, TAG_COLORS, OUTBOX_KINDS, OUTBOX_STATUSES, EMAIL_STATUSES, BROADCAST_STATUSES, RECIPIENT_STATUSES, IMPORT_STATUSES, PAGE_TYPES, PAGE_STATUSES } from "./schema";
 
 
 export const accounts = pgTable("accounts", {
@@ -501,4 +501,71 @@ export const broadcastRecipients = pgTable(
     updatedAt: bigint("updated_at", { mode: "number" }).notNull(),
   },
   (t) => [primaryKey({ columns: [t.broadcastId, t.subscriberId] }), index("broadcast_recipients_status_idx").on(t.broadcastId, t.status)],
+);
+
+/**
+ * Issue 47: a CSV import. Its rows are staged first (import_rows), then a job runs them in signed-up order, a batch
+ * per transaction that also moves the cursor and the counts: a crash resumes at the cursor, never half a batch.
+ */
+export const imports = pgTable(
+  "imports",
+  {
+    id: text("id").primaryKey(),
+    waitlistId: text("waitlist_id").notNull().references(() => waitlists.id, { onDelete: "cascade" }),
+    status: text("status", { enum: IMPORT_STATUSES }).notNull().default("queued"),
+    /** skip or update: what an email already on the list gets. */
+    mode: text("mode").notNull(),
+    dryRun: boolean("dry_run").notNull().default(false),
+    notify: boolean("notify").notNull().default(false),
+    /** JSON: the file's columns and the field each one went to. */
+    mapping: text("mapping").notNull(),
+    rows: integer("row_count").notNull().default(0),
+    created: integer("created").notNull().default(0),
+    updated: integer("updated").notNull().default(0),
+    skipped: integer("skipped").notNull().default(0),
+    invalid: integer("invalid").notNull().default(0),
+    /** JSON: the first 1,000 problems, [{line, message}]. */
+    errors: text("errors").notNull().default("[]"),
+    /** The last row run: its signed-up time and line (rows run in that order); null before the first. */
+    cursorAt: bigint("cursor_at", { mode: "number" }),
+    cursorLine: integer("cursor_line"),
+    /** Referral links to rows later in the file, made once every row is in: done. */
+    linked: boolean("linked").notNull().default(false),
+    failure: text("failure"),
+    holder: text("holder"),
+    lockedUntil: bigint("locked_until", { mode: "number" }),
+    createdAt: bigint("created_at", { mode: "number" }).notNull(),
+    updatedAt: bigint("updated_at", { mode: "number" }).notNull(),
+    finishedAt: bigint("finished_at", { mode: "number" }),
+  },
+  (t) => [index("imports_waitlist_idx").on(t.waitlistId, t.createdAt), index("imports_status_idx").on(t.status)],
+);
+
+/** Issue 47: an import's rows as read from the file, mapped (`data`, JSON), until the import is done. */
+export const importRows = pgTable(
+  "import_rows",
+  {
+    importId: text("import_id").notNull(),
+    line: integer("line").notNull(),
+    waitlistId: text("waitlist_id").notNull().references(() => waitlists.id, { onDelete: "cascade" }),
+    /** The signed-up time the row gives (or the import's time): the order rows are run in. */
+    joinedAt: bigint("joined_at", { mode: "number" }).notNull(),
+    email: text("email"),
+    data: text("data").notNull(),
+    /** The row's id in the system it came from (a referrer is named by it), and the subscriber it became. */
+    extId: text("ext_id"),
+    /** The referral code it had there (kept when free): a referrer in the file is named by it. */
+    extCode: text("ext_code"),
+    subscriberId: text("subscriber_id"),
+    /** A referrer not in yet when the row ran (later in the file): linked once every row is in. */
+    referrerPending: text("referrer_pending"),
+    stagedAt: bigint("staged_at", { mode: "number" }).notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.importId, t.line] }),
+    index("import_rows_order_idx").on(t.importId, t.joinedAt, t.line),
+    index("import_rows_email_idx").on(t.importId, t.email),
+    index("import_rows_ext_idx").on(t.importId, t.extId),
+    index("import_rows_code_idx").on(t.importId, t.extCode),
+  ],
 );

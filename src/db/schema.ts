@@ -126,6 +126,7 @@ export const jobLeases = sqliteTable("job_leases", {
 /** Issue 45: whether email reaches the subscriber's address. */
 export const EMAIL_STATUSES = ["ok", "bounced", "complained"] as const;
 export const BROADCAST_STATUSES = ["draft", "scheduled", "sending", "sent", "cancelled"] as const;
+export const IMPORT_STATUSES = ["queued", "running", "done", "failed"] as const;
 /** queued: its email is in the outbox; skipped: not sent (unsubscribed, bounced, no longer pending...). */
 export const RECIPIENT_STATUSES = ["queued", "sent", "failed", "bounced", "skipped"] as const;
 export const SUBSCRIBER_STATUSES = ["pending", "confirmed"] as const;
@@ -514,4 +515,71 @@ export const broadcastRecipients = sqliteTable(
     updatedAt: integer("updated_at").notNull(),
   },
   (t) => [primaryKey({ columns: [t.broadcastId, t.subscriberId] }), index("broadcast_recipients_status_idx").on(t.broadcastId, t.status)],
+);
+
+/**
+ * Issue 47: a CSV import. Its rows are staged first (import_rows), then a job runs them in signed-up order, a batch
+ * per transaction that also moves the cursor and the counts: a crash resumes at the cursor, never half a batch.
+ */
+export const imports = sqliteTable(
+  "imports",
+  {
+    id: text("id").primaryKey(),
+    waitlistId: text("waitlist_id").notNull().references(() => waitlists.id, { onDelete: "cascade" }),
+    status: text("status", { enum: IMPORT_STATUSES }).notNull().default("queued"),
+    /** skip or update: what an email already on the list gets. */
+    mode: text("mode").notNull(),
+    dryRun: integer("dry_run", { mode: "boolean" }).notNull().default(false),
+    notify: integer("notify", { mode: "boolean" }).notNull().default(false),
+    /** JSON: the file's columns and the field each one went to. */
+    mapping: text("mapping").notNull(),
+    rows: integer("row_count").notNull().default(0),
+    created: integer("created").notNull().default(0),
+    updated: integer("updated").notNull().default(0),
+    skipped: integer("skipped").notNull().default(0),
+    invalid: integer("invalid").notNull().default(0),
+    /** JSON: the first 1,000 problems, [{line, message}]. */
+    errors: text("errors").notNull().default("[]"),
+    /** The last row run: its signed-up time and line (rows run in that order); null before the first. */
+    cursorAt: integer("cursor_at"),
+    cursorLine: integer("cursor_line"),
+    /** Referral links to rows later in the file, made once every row is in: done. */
+    linked: integer("linked", { mode: "boolean" }).notNull().default(false),
+    failure: text("failure"),
+    holder: text("holder"),
+    lockedUntil: integer("locked_until"),
+    createdAt: integer("created_at").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+    finishedAt: integer("finished_at"),
+  },
+  (t) => [index("imports_waitlist_idx").on(t.waitlistId, t.createdAt), index("imports_status_idx").on(t.status)],
+);
+
+/** Issue 47: an import's rows as read from the file, mapped (`data`, JSON), until the import is done. */
+export const importRows = sqliteTable(
+  "import_rows",
+  {
+    importId: text("import_id").notNull(),
+    line: integer("line").notNull(),
+    waitlistId: text("waitlist_id").notNull().references(() => waitlists.id, { onDelete: "cascade" }),
+    /** The signed-up time the row gives (or the import's time): the order rows are run in. */
+    joinedAt: integer("joined_at").notNull(),
+    email: text("email"),
+    data: text("data").notNull(),
+    /** The row's id in the system it came from (a referrer is named by it), and the subscriber it became. */
+    extId: text("ext_id"),
+    /** The referral code it had there (kept when free): a referrer in the file is named by it. */
+    extCode: text("ext_code"),
+    subscriberId: text("subscriber_id"),
+    /** A referrer not in yet when the row ran (later in the file): linked once every row is in. */
+    referrerPending: text("referrer_pending"),
+    stagedAt: integer("staged_at").notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.importId, t.line] }),
+    index("import_rows_order_idx").on(t.importId, t.joinedAt, t.line),
+    index("import_rows_email_idx").on(t.importId, t.email),
+    index("import_rows_ext_idx").on(t.importId, t.extId),
+    index("import_rows_code_idx").on(t.importId, t.extCode),
+  ],
 );

@@ -10,7 +10,7 @@ import { isGrowthOrHigher, planOf, UNAUTHENTICATED_LIMIT, type Bucket } from "..
 import { AppError, forbidden, unauthorized, type ErrorShape } from "./errors";
 import { countAndDecide, rateHeaders, uncounted, type RateDecision } from "./rate-limit";
 import { clientIp } from "./client-ip";
-import { parseCappedBody, readBodyText } from "./body-limit";
+import { parseCappedBody, readBodyText, streamsBody } from "./body-limit";
 import { readCache } from "../db/read-cache";
 import { waitlistRows, type Waitlist } from "../waitlists/rows";
 
@@ -199,6 +199,8 @@ export function apiGuard(deps: { db: Db; config: Config }) {
     .onParse({ as: "global" }, async ({ request, path }) => {
       // issue 16: every body is read through the byte cap; outside /api a problem is answered at once (the error handler)
       if (!path.startsWith("/api/")) return parseCappedBody(request);
+      // issue 47: an import's CSV is read by its route as it arrives
+      if (streamsBody(request.method, path)) return EMPTY_BODY;
       let text: string;
       try {
         text = await readBodyText(request);

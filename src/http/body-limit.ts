@@ -11,11 +11,35 @@ export const MAX_BODY_BYTES = 1024 * 1024;
  */
 export const BODY_DEADLINE_MS = 8_000;
 
-const tooLarge = () => new AppError("payload_too_large", `The request body is larger than ${MAX_BODY_BYTES / 1024 / 1024} MB`);
+const tooLarge = (cap = MAX_BODY_BYTES) => new AppError("payload_too_large", `The request body is larger than ${cap / 1024 / 1024} MB`);
 
-/** A declared Content-Length over the cap is refused before a byte is read. */
+/** Issue 47: an import's CSV is the one body read as a stream by its route, up to this many bytes. */
+export const IMPORT_MAX_BYTES = 1024 * 1024 * 1024;
+const IMPORT_PATH = /^\/api\/v1\/waitlist\/[^/]+\/subscribers\/import$/;
+
+/** The route reads this request's body itself, as it arrives (an import): the global parser leaves it alone. */
+export const streamsBody = (method: string, path: string) => method === "POST" && IMPORT_PATH.test(path);
+
+/** A declared Content-Length over the cap is refused before a byte is read (an import's under its own cap). */
 export function checkDeclaredLength(request: Request): void {
-  if (Number(request.headers.get("content-length") ?? 0) > MAX_BODY_BYTES) throw tooLarge();
+  const length = Number(request.headers.get("content-length") ?? 0);
+  if (length <= MAX_BODY_BYTES) return;
+  const streamed = streamsBody(request.method, new URL(request.url).pathname);
+  if (!streamed || length > IMPORT_MAX_BYTES) throw tooLarge(streamed ? IMPORT_MAX_BYTES : MAX_BODY_BYTES);
+}
+
+/** The bytes of a streamed body, refused with 413 once past IMPORT_MAX_BYTES. */
+export function cappedStream(body: ReadableStream<Uint8Array>): ReadableStream<Uint8Array> {
+  let size = 0;
+  return body.pipeThrough(
+    new TransformStream<Uint8Array, Uint8Array>({
+      transform(chunk, controller) {
+        size += chunk.byteLength;
+        if (size > IMPORT_MAX_BYTES) controller.error(tooLarge(IMPORT_MAX_BYTES));
+        else controller.enqueue(chunk);
+      },
+    }),
+  );
 }
 
 const lateBody = () => new AppError("request_timeout", `The request body did not arrive within ${BODY_DEADLINE_MS / 1000} s`);

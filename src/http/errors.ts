@@ -9,6 +9,7 @@ export type ErrorCode =
   | "conflict"
   | "request_timeout"
   | "payload_too_large"
+  | "unsupported_media_type"
   | "unprocessable"
   | "rate_limited"
   | "internal"
@@ -26,6 +27,7 @@ export const STATUS: Record<ErrorCode, number> = {
   conflict: 409,
   request_timeout: 408,
   payload_too_large: 413,
+  unsupported_media_type: 415,
   unprocessable: 422,
   rate_limited: 429,
   internal: 500,
@@ -44,6 +46,7 @@ const STATUS_TEXT: Record<number, string> = {
   408: "Request Timeout",
   409: "Conflict",
   413: "Payload Too Large",
+  415: "Unsupported Media Type",
   422: "Unprocessable Entity",
   429: "Too Many Requests",
   500: "Internal Server Error",

@@ -13,6 +13,8 @@ import { pruneCaptchaSolutions } from "../forms/captcha";
 import { pruneConfirmationSends } from "../subscribers/confirmation-caps";
 import { jobRuns } from "../http/metrics";
 import { runBroadcasts } from "../broadcasts/sender";
+import { runImports } from "../imports/run";
+import { pruneOrphans } from "../imports/stage";
 
 export interface JobContext {
   db: Db;
@@ -37,6 +39,9 @@ export const JOBS: Job[] = [
   // issue 45: broadcasts start, queue their recipients a minute ahead, and finish
   { name: "broadcasts", schedule: "*/5 * * * * *", leaseMs: 4_000, run: ({ db, mailRatePerMinute }) => runBroadcasts(db, mailRatePerMinute, 3_000) },
   // rate-limit windows are kept for an hour, delivered outbox rows 30 days (DESIGN §1)
+  // issue 47: imports run a batch at a time, each instance taking over one whose holder stopped
+  { name: "imports", schedule: "*/2 * * * * *", leaseMs: 1_900, run: ({ db }) => runImports(db, 1_500) },
+  { name: "prune-import-rows", schedule: "53 */10 * * * *", leaseMs: 55_000, run: ({ db }) => pruneOrphans(db) },
   { name: "prune-rate-limits", schedule: "17 * * * * *", leaseMs: 55_000, run: ({ db }) => db.exec(pruneRateLimitsQuery(now() - HOUR)) },
   { name: "prune-outbox", schedule: "0 23 * * * *", leaseMs: 55_000, run: ({ db }) => pruneSent(db) },
   // view dedupe rows live 24 h from the first counted view (DESIGN §4)

@@ -1,0 +1,374 @@
+// Issue 47: running an import's staged rows: in signed-up order (then line), BATCH rows per transaction that also
+// moves the import's cursor and counts, under the import's own lease (the job of any instance, or the CLI, runs it; one
+// at a time). A crash rolls the batch back and the next run resumes at the cursor. A dry run runs each batch the same
+// way and rolls it back, keeping only the counts. Then referrals to rows later in the file are linked, and it is done.
+import { sql, type SQL } from "drizzle-orm";
+import { clusteredCode, now, sortableToken, token } from "../clock";
+import type { Db } from "../db/db";
+import { foldName } from "../db/fold";
+import type { Waitlist } from "../http/api";
+import { AppError } from "../http/errors";
+import { lenientOrigin } from "../analytics/sources";
+import { email as emailOut, nothing, webhookEvent } from "../outbox/events";
+import { isDisposable, isValidEmailSyntax } from "../subscribers/email";
+import { lockLine } from "../subscribers/lock";
+import { checkCustomFields } from "../subscribers/metadata";
+import { NAME_MAX, PHONE_MAX } from "../subscribers/model";
+import { checkAnswers, formFieldsOf } from "../waitlists/form-fields";
+import { TAG_NAME_MAX, TAGS_PER_WAITLIST } from "../tags/service";
+import { dropStaged } from "./stage";
+import type { RowData } from "./mapping";
+
+/** Rows per transaction: small enough that a sign-up arriving meanwhile waits little for the line's lock. */
+export const BATCH = 100;
+const ERRORS_MAX = 1_000;
+const LEASE_MS = 60_000;
+/** This process, as the holder of the imports it runs. */
+const HOLDER = token(16);
+
+interface ImportRow {
+  id: string;
+  waitlist_id: string;
+  status: string;
+  mode: "skip" | "update";
+  dry_run: boolean | number;
+  notify: boolean | number;
+  mapping: string;
+  cursor_at: number | null;
+  cursor_line: number | null;
+  linked: boolean | number;
+  errors: string;
+}
+
+interface Staged {
+  line: number;
+  joined_at: number;
+  email: string | null;
+  data: string;
+}
+
+type Problem = { line: number; message: string };
+type Counts = { created: number; updated: number; skipped: number; invalid: number };
+
+/** Takes (or renews) the import's lease; null when another holder runs it or it is over. */
+async function lease(db: Db, id: string, holder: string): Promise<ImportRow | null> {
+  const at = now();
+  const [row] = await db.rows<ImportRow>(sql`UPDATE imports SET holder = ${holder}, locked_until = ${at + LEASE_MS}, updated_at = ${at},
+      status = CASE WHEN status = 'queued' THEN 'running' ELSE status END
+    WHERE id = ${id} AND status IN ('queued', 'running') AND (locked_until IS NULL OR locked_until < ${at} OR holder = ${holder})
+    RETURNING id, waitlist_id, status, mode, dry_run, notify, mapping, cursor_at, cursor_line, linked, errors`);
+  return row ?? null;
+}
+
+class DryRun extends Error {
+  constructor(readonly counts: Counts, readonly problems: Problem[]) {
+    super("dry run");
+  }
+}
+
+/** Whether the file gave points (then they are kept as given; otherwise a referral earns its points as live). */
+const givesPoints = (imp: ImportRow) => Object.values(JSON.parse(imp.mapping) as Record<string, string>).includes("points");
+
+/**
+ * Runs the import for up to `ms`: "done" once it is finished, "more" when time ran out, "busy" when another holder
+ * runs it (or it is over).
+ */
+export async function processImport(db: Db, importId: string, ms: number, holder = HOLDER): Promise<"done" | "more" | "busy"> {
+  const end = now() + ms;
+  for (;;) {
+    const imp = await lease(db, importId, holder);
+    if (!imp) return "busy";
+    const [w] = await db.select().from(db.t.waitlists).where(sql`id = ${imp.waitlist_id}`);
+    if (!w) return "busy";
+    const more = await runBatch(db, w, imp, holder);
+    if (!more) {
+      if (!imp.dry_run && !imp.linked) await linkReferrals(db, w, imp, holder);
+      await finish(db, imp.id, holder);
+      return "done";
+    }
+    if (now() >= end) return "more";
+    // a turn of the event loop between batches: requests waiting for this process go first
+    await new Promise((r) => setImmediate(r));
+  }
+}
+
+/** One batch; false when no row was left. */
+async function runBatch(db: Db, w: Waitlist, imp: ImportRow, holder: string): Promise<boolean> {
+  const after =
+    imp.cursor_at === null ? sql`` : sql`AND (joined_at > ${imp.cursor_at} OR (joined_at = ${imp.cursor_at} AND line > ${imp.cursor_line}))`;
+  const rows = await db.rows<Staged>(
+    sql`SELECT line, joined_at, email, data FROM import_rows WHERE import_id = ${imp.id} ${after} ORDER BY joined_at, line LIMIT ${BATCH}`,
+  );
+  if (rows.length === 0) return false;
+  const last = rows[rows.length - 1]!;
+  try {
+    await db.tx(async (tx) => {
+      const result = await runRows(tx, w, imp, rows);
+      // a dry run's batch is rolled back: only what it counted is kept
+      if (imp.dry_run) throw new DryRun(result.counts, result.problems);
+      await record(tx, imp, holder, result.counts, result.problems, last);
+    });
+  } catch (err) {
+    if (!(err instanceof DryRun)) throw err;
+    await record(db, imp, holder, err.counts, err.problems, last);
+  }
+  return true;
+}
+
+/** The batch's counts, problems and cursor, written with it; the lease guards it (a lost lease rolls the batch back). */
+async function record(db: Db, imp: ImportRow, holder: string, counts: Counts, problems: Problem[], last: Staged) {
+  const [{ errors }] = await db.rows<{ errors: string }>(sql`SELECT errors FROM imports WHERE id = ${imp.id}`);
+  const kept = JSON.parse(errors) as Problem[];
+  const merged = kept.length >= ERRORS_MAX ? errors : JSON.stringify([...kept, ...problems].slice(0, ERRORS_MAX));
+  const updated = await db.exec(sql`UPDATE imports SET created = created + ${counts.created}, updated = updated + ${counts.updated},
+      skipped = skipped + ${counts.skipped}, invalid = invalid + ${counts.invalid}, errors = ${merged},
+      cursor_at = ${last.joined_at}, cursor_line = ${last.line}, updated_at = ${now()}
+    WHERE id = ${imp.id} AND holder = ${holder}`);
+  if (updated.changed !== 1) throw new Error(`import ${imp.id}: its lease was lost; the batch is run again by its holder`);
+}
+
+/** Tags by folded name for the batch: the waitlist's, and the new ones made under the cap (null past it). */
+async function tagIds(tx: Db, w: Waitlist, names: string[]): Promise<Map<string, string | null>> {
+  const wanted = [...new Map(names.map((n) => [foldName(n), n] as const)).entries()];
+  const found = new Map<string, string | null>();
+  if (!wanted.length) return found;
+  const have = await tx.rows<{ id: string; name_key: string }>(sql`SELECT id, name_key FROM tags WHERE waitlist_id = ${w.id}`);
+  for (const t of have) found.set(t.name_key, t.id);
+  let count = have.length;
+  for (const [key, name] of wanted) {
+    if (found.has(key)) continue;
+    if (count >= TAGS_PER_WAITLIST) {
+      found.set(key, null);
+      continue;
+    }
+    const id = token(16);
+    await tx.exec(sql`INSERT INTO tags (id, waitlist_id, name, name_key, color, created_at) VALUES (${id}, ${w.id}, ${name}, ${key}, 'gray', ${now()})`);
+    found.set(key, id);
+    count++;
+  }
+  return found;
+}
+
+/** The referrer a row names, among the list as it is now: by its referral code (here, or in the file), or by its id in the file. */
+async function referrerOf(tx: Db, w: Waitlist, imp: ImportRow, data: RowData): Promise<{ id: string; code: string } | null> {
+  if (data.referred_by) {
+    const [r] = await tx.rows<{ id: string; code: string }>(sql`SELECT id, referral_code AS code FROM subscribers WHERE waitlist_id = ${w.id} AND referral_code = ${data.referred_by}`);
+    if (r) return r;
+    // a row of the file whose code was taken elsewhere (it got a new one): named by the code it had
+    const [again] = await tx.rows<{ id: string; code: string }>(sql`SELECT s.id, s.referral_code AS code FROM import_rows i JOIN subscribers s ON s.id = i.subscriber_id
+      WHERE i.import_id = ${imp.id} AND i.ext_code = ${data.referred_by} LIMIT 1`);
+    if (again) return again;
+  }
+  if (data.referrer_id) {
+    const [r] = await tx.rows<{ id: string; code: string }>(sql`SELECT s.id, s.referral_code AS code FROM import_rows i JOIN subscribers s ON s.id = i.subscriber_id
+      WHERE i.import_id = ${imp.id} AND i.ext_id = ${data.referrer_id} LIMIT 1`);
+    if (r) return r;
+  }
+  return null;
+}
+
+/** A referral as the import makes it: credited, `points` to the referrer (0 when the file gave points). */
+function credit(w: Waitlist, refereeId: string, referrerId: string, points: number, at: number): SQL[] {
+  return [
+    sql`INSERT INTO referrals (id, waitlist_id, referrer_id, referee_id, credited, reason, points, created_at)
+      VALUES (${sortableToken(20)}, ${w.id}, ${referrerId}, ${refereeId}, TRUE, NULL, ${points}, ${at})`,
+    sql`UPDATE subscribers SET points = points + ${points}, referral_count = referral_count + 1, updated_at = ${at} WHERE id = ${referrerId}`,
+  ];
+}
+
+async function runRows(tx: Db, w: Waitlist, imp: ImportRow, rows: Staged[]): Promise<{ counts: Counts; problems: Problem[] }> {
+  const counts: Counts = { created: 0, updated: 0, skipped: 0, invalid: 0 };
+  const problems: Problem[] = [];
+  const invalid = (line: number, message: string) => {
+    counts.invalid++;
+    problems.push({ line, message });
+  };
+  // the line's lock first, as every write to it takes it (lock.ts)
+  await tx.rows(lockLine(tx, w.id));
+  const questions = formFieldsOf(w).map((q) => ({ ...q, required: false }));
+  const parsed = rows.map((r) => ({ row: r, data: JSON.parse(r.data) as RowData }));
+  const tags = await tagIds(tx, w, parsed.flatMap((p) => (p.data.error ? [] : (p.data.tags ?? []))));
+  const referralPoints = givesPoints(imp) ? 0 : w.referralEnabled ? w.referralPoints : 0;
+  const signUpPoints = w.referralEnabled ? w.signupPoints : 0;
+  const at = now();
+  for (const { row, data } of parsed) {
+    if (data.error) {
+      invalid(row.line, data.error);
+      continue;
+    }
+    const email = data.email!;
+    if (!isValidEmailSyntax(email)) {
+      invalid(row.line, `email: "${email}" is not a valid email address`);
+      continue;
+    }
+    if (w.validateEmails && isDisposable(email)) {
+      invalid(row.line, `email: ${email} uses a disposable email domain`);
+      continue;
+    }
+    if ((data.name?.length ?? 0) > NAME_MAX || (data.phone?.length ?? 0) > PHONE_MAX) {
+      invalid(row.line, `${(data.name?.length ?? 0) > NAME_MAX ? "name" : "phone"} is longer than ${NAME_MAX} characters`);
+      continue;
+    }
+    let answers: string;
+    let metadata: string;
+    try {
+      answers = JSON.stringify(checkAnswers(questions, data.answers ?? {}, true));
+      metadata = checkCustomFields(data.metadata ?? {});
+    } catch (err) {
+      if (!(err instanceof AppError)) throw err;
+      invalid(row.line, err.message);
+      continue;
+    }
+    const [existing] = await tx.rows<{ id: string; metadata: string }>(sql`SELECT id, metadata FROM subscribers WHERE waitlist_id = ${w.id} AND email = ${email}`);
+    // a dry run writes nothing: an email earlier in the file would have been there
+    const earlier =
+      !existing && imp.dry_run
+        ? (await tx.rows(sql`SELECT 1 FROM import_rows WHERE import_id = ${imp.id} AND email = ${email}
+            AND (joined_at < ${row.joined_at} OR (joined_at = ${row.joined_at} AND line < ${row.line})) LIMIT 1`)).length > 0
+        : false;
+    const rowTags = (data.tags ?? []).filter((t) => t.length <= TAG_NAME_MAX).map((t) => tags.get(foldName(t))).filter((id): id is string => !!id);
+    if ((data.tags ?? []).some((t) => t.length > TAG_NAME_MAX || !tags.get(foldName(t)))) {
+      problems.push({ line: row.line, message: `tags: some were not added (at most ${TAG_NAME_MAX} characters a name, ${TAGS_PER_WAITLIST} tags a waitlist)` });
+    }
+    const tagging = (id: string) =>
+      rowTags.map((tag) => sql`INSERT INTO subscriber_tags (subscriber_id, tag_id) SELECT ${id}, ${tag} WHERE TRUE ON CONFLICT DO NOTHING`);
+    if (existing || earlier) {
+      if (imp.mode === "skip") {
+        counts.skipped++;
+        if (existing) await tx.exec(sql`UPDATE import_rows SET subscriber_id = ${existing.id} WHERE import_id = ${imp.id} AND line = ${row.line}`);
+        continue;
+      }
+      counts.updated++;
+      if (!existing) continue;
+      const merged = checkCustomFields({ ...(JSON.parse(existing.metadata) as Record<string, unknown>), ...(JSON.parse(metadata) as Record<string, unknown>) });
+      await tx.write([
+        sql`UPDATE subscribers SET metadata = ${merged}, updated_at = ${at}
+          ${data.name !== undefined ? sql`, name = ${data.name}, name_key = ${foldName(data.name)}` : sql``}
+          ${data.phone !== undefined ? sql`, phone = ${data.phone}` : sql``}
+          WHERE id = ${existing.id}`,
+        ...tagging(existing.id),
+        sql`UPDATE import_rows SET subscriber_id = ${existing.id} WHERE import_id = ${imp.id} AND line = ${row.line}`,
+      ]);
+      continue;
+    }
+    counts.created++;
+    const id = sortableToken(20);
+    const code = data.referral_code && /^[A-Za-z0-9_-]{4,64}$/.test(data.referral_code) ? data.referral_code : null;
+    const codeFree = code ? (await tx.rows(sql`SELECT 1 FROM subscribers WHERE referral_code = ${code}`)).length === 0 : false;
+    const referrer = data.referred_by || data.referrer_id ? await referrerOf(tx, w, imp, data) : null;
+    const pending = !referrer && (data.referred_by || data.referrer_id) ? (data.referrer_id ? `id:${data.referrer_id}` : `code:${data.referred_by}`) : null;
+    const joinedAt = data.at ?? row.joined_at;
+    const out = nothing();
+    if (imp.notify) {
+      webhookEvent(out, w, "subscriber.created", id);
+      if (w.welcomeEnabled) emailOut(out, w, "welcome", id);
+    }
+    await tx.write([
+      tx.insertSubscriber({
+        id,
+        waitlistId: w.id,
+        email,
+        name: data.name ?? null,
+        phone: data.phone ?? null,
+        status: "confirmed",
+        deliverability: "unknown",
+        points: data.points ?? signUpPoints,
+        referralCode: code && codeFree ? code : clusteredCode(8),
+        signUpToken: sortableToken(24),
+        confirmToken: null,
+        referrerId: referrer?.id ?? null,
+        metadata,
+        answers,
+        referringDomain: null,
+        origin: lenientOrigin((f) => data.origin?.[f]),
+        ip: null,
+        fingerprint: null,
+        fraudChecks: false,
+        country: null,
+        city: null,
+        timezone: null,
+        joinedWith: "import",
+        joinedAt,
+        confirmedAt: joinedAt,
+      }),
+      ...(referrer ? credit(w, id, referrer.id, referralPoints, at) : []),
+      ...tagging(id),
+      ...(data.unsubscribed_at !== undefined || data.email_status
+        ? [sql`UPDATE subscribers SET unsubscribed_at = ${data.unsubscribed_at ?? null}, email_status = ${data.email_status ?? "ok"} WHERE id = ${id}`]
+        : []),
+      sql`UPDATE import_rows SET subscriber_id = ${id}, referrer_pending = ${pending} WHERE import_id = ${imp.id} AND line = ${row.line}`,
+      ...out.statements,
+    ]);
+  }
+  return { counts, problems };
+}
+
+/** Rows whose referrer came later in the file: linked now that every row is in (a referrer still missing is a problem). */
+async function linkReferrals(db: Db, w: Waitlist, imp: ImportRow, holder: string) {
+  const points = givesPoints(imp) ? 0 : w.referralEnabled ? w.referralPoints : 0;
+  for (;;) {
+    const waiting = await db.rows<{ line: number; subscriber_id: string; referrer_pending: string }>(
+      sql`SELECT line, subscriber_id, referrer_pending FROM import_rows WHERE import_id = ${imp.id} AND referrer_pending IS NOT NULL ORDER BY line LIMIT ${BATCH}`,
+    );
+    if (waiting.length === 0) break;
+    await db.tx(async (tx) => {
+      await tx.rows(lockLine(tx, w.id));
+      const problems: Problem[] = [];
+      for (const r of waiting) {
+        const [kind, ...rest] = r.referrer_pending.split(":");
+        const ref = rest.join(":");
+        const referrer = await referrerOf(tx, w, imp, kind === "id" ? { referrer_id: ref } : { referred_by: ref });
+        if (referrer && referrer.id !== r.subscriber_id) {
+          await tx.write([
+            sql`UPDATE subscribers SET referrer_id = ${referrer.id}, referred_by = ${referrer.code} WHERE id = ${r.subscriber_id}`,
+            ...credit(w, r.subscriber_id, referrer.id, points, now()),
+          ]);
+        } else problems.push({ line: r.line, message: `referrer ${kind === "id" ? "id" : "code"} "${ref}" is neither in the file nor on the list: imported without a referrer` });
+        await tx.exec(sql`UPDATE import_rows SET referrer_pending = NULL WHERE import_id = ${imp.id} AND line = ${r.line}`);
+      }
+      if (problems.length) {
+        const [{ errors }] = await tx.rows<{ errors: string }>(sql`SELECT errors FROM imports WHERE id = ${imp.id}`);
+        await tx.exec(sql`UPDATE imports SET errors = ${JSON.stringify([...(JSON.parse(errors) as Problem[]), ...problems].slice(0, ERRORS_MAX))} WHERE id = ${imp.id} AND holder = ${holder}`);
+      }
+    });
+  }
+  await db.exec(sql`UPDATE imports SET linked = TRUE WHERE id = ${imp.id}`);
+}
+
+async function finish(db: Db, importId: string, holder: string) {
+  const at = now();
+  await db.exec(sql`UPDATE imports SET status = 'done', finished_at = ${at}, updated_at = ${at}, locked_until = NULL WHERE id = ${importId} AND holder = ${holder}`);
+  await dropStaged(db, importId);
+}
+
+/** Marks an import failed (a problem that running it again would meet again), keeping what it counted. */
+export async function failImport(db: Db, importId: string, message: string) {
+  const at = now();
+  await db.exec(sql`UPDATE imports SET status = 'failed', failure = ${message}, finished_at = ${at}, updated_at = ${at}, locked_until = NULL WHERE id = ${importId}`);
+  await dropStaged(db, importId);
+}
+
+const failures = new Map<string, number>();
+
+/** The job: runs queued and running imports whose lease is free, for up to `ms`; one that fails 3 times running is failed. */
+export async function runImports(db: Db, ms: number): Promise<void> {
+  const end = now() + ms;
+  const due = await db.rows<{ id: string }>(
+    sql`SELECT id FROM imports WHERE status IN ('queued', 'running') AND (locked_until IS NULL OR locked_until < ${now()} OR holder = ${HOLDER}) ORDER BY created_at LIMIT 5`,
+  );
+  for (const { id } of due) {
+    if (now() >= end) return;
+    try {
+      await processImport(db, id, end - now());
+      failures.delete(id);
+    } catch (err) {
+      const n = (failures.get(id) ?? 0) + 1;
+      failures.set(id, n);
+      if (n >= 3) {
+        failures.delete(id);
+        await failImport(db, id, err instanceof Error ? err.message : String(err));
+      }
+      throw err;
+    }
+  }
+}
