@@ -55,6 +55,7 @@ describe("settings", () => {
       // issue 46: the form's own questions, the share image
       form_fields: [],
       og_image_url: null,
+      retention_days: null,
       // issue 43: read-only, no page yet
       landing_page_status: null,
     });

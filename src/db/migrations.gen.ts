@@ -20,6 +20,7 @@ import m0017 from "../../drizzle/0017_form_fields.sql" with { type: "text" };
 import m0018 from "../../drizzle/0018_og_image.sql" with { type: "text" };
 import m0019 from "../../drizzle/0019_sources_shares.sql" with { type: "text" };
 import m0020 from "../../drizzle/0020_imports.sql" with { type: "text" };
+import m0021 from "../../drizzle/0021_personal_data.sql" with { type: "text" };
 import p0000 from "../../drizzle-pg/0000_baseline.sql" with { type: "text" };
 import p0001 from "../../drizzle-pg/0001_triggers.sql" with { type: "text" };
 import p0002 from "../../drizzle-pg/0002_folded_names.sql" with { type: "text" };
@@ -28,6 +29,7 @@ import p0004 from "../../drizzle-pg/0004_form_fields.sql" with { type: "text" };
 import p0005 from "../../drizzle-pg/0005_og_image.sql" with { type: "text" };
 import p0006 from "../../drizzle-pg/0006_sources_shares.sql" with { type: "text" };
 import p0007 from "../../drizzle-pg/0007_imports.sql" with { type: "text" };
+import p0008 from "../../drizzle-pg/0008_personal_data.sql" with { type: "text" };
 
 export const migrations: { tag: string; sql: string }[] = [
   { tag: "0000_init", sql: m0000 },
@@ -51,6 +53,7 @@ export const migrations: { tag: string; sql: string }[] = [
   { tag: "0018_og_image", sql: m0018 },
   { tag: "0019_sources_shares", sql: m0019 },
   { tag: "0020_imports", sql: m0020 },
+  { tag: "0021_personal_data", sql: m0021 },
 ];
 
 export const pgMigrations: { tag: string; sql: string }[] = [
@@ -62,4 +65,5 @@ export const pgMigrations: { tag: string; sql: string }[] = [
   { tag: "0005_og_image", sql: p0005 },
   { tag: "0006_sources_shares", sql: p0006 },
   { tag: "0007_imports", sql: p0007 },
+  { tag: "0008_personal_data", sql: p0008 },
 ];

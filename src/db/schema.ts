@@ -59,6 +59,8 @@ export const waitlists = sqliteTable(
     signingSecret: text("signing_secret").notNull(),
     /** Issue 46: the image shown when a hosted page or a status page is shared (Open Graph, Twitter card). */
     ogImageUrl: text("og_image_url"),
+    /** Issue 47: rejected and joined subscribers are removed this many days after their last change (null: kept). */
+    retentionDays: integer("retention_days"),
     /** Issue 46: JSON array of the sign-up form's own questions (settings `form_fields`, waitlists/form-fields.ts). */
     formFields: text("form_fields").notNull().default("[]"),
     /** Issue 45: the look of every email (settings `email_template`). */
@@ -582,4 +584,16 @@ export const importRows = sqliteTable(
     index("import_rows_ext_idx").on(t.importId, t.extId),
     index("import_rows_code_idx").on(t.importId, t.extCode),
   ],
+);
+
+/** Issue 47: a subscriber's request for their data from the status page: the emailed link's token, valid 24 hours. */
+export const dataRequests = sqliteTable(
+  "data_requests",
+  {
+    token: text("token").primaryKey(),
+    subscriberId: text("subscriber_id").notNull().references(() => subscribers.id, { onDelete: "cascade" }),
+    createdAt: integer("created_at").notNull(),
+    expiresAt: integer("expires_at").notNull(),
+  },
+  (t) => [index("data_requests_subscriber_idx").on(t.subscriberId, t.createdAt), index("data_requests_expires_idx").on(t.expiresAt)],
 );

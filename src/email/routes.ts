@@ -15,7 +15,9 @@ const HISTORY_MAX = 200;
 
 const EmailRecord = t.Object({
   id: t.String({ description: "The outbox id; the email's Message-ID is <id@MAIL_FROM's domain>" }),
-  kind: t.Union([t.Literal("confirmation"), t.Literal("welcome"), t.Literal("milestone"), t.Literal("invitation"), t.Literal("broadcast")]),
+  kind: t.Union([t.Literal("confirmation"), t.Literal("welcome"), t.Literal("milestone"), t.Literal("invitation"), t.Literal("broadcast"), t.Literal("data_export")], {
+    description: "data_export: the link to a subscriber's own data, which they asked for on their status page (issue 47)",
+  }),
   broadcast_id: t.Union([t.String(), t.Null()], { description: "For a broadcast: which one" }),
   subject: t.Union([t.String(), t.Null()], { description: "As sent; null until the email is rendered at its first attempt" }),
   status: t.Union([t.Literal("queued"), t.Literal("sent"), t.Literal("failed")], {

@@ -20,6 +20,8 @@ export interface TemplateValues {
   invite_link?: string;
   /** Issue 16: every email but the confirmation (RFC 8058 link, also in the List-Unsubscribe header). */
   unsubscribe_link?: string;
+  /** Issue 47: the data download link (our own email's, not a merge tag of the team's templates). */
+  data_link?: string;
 }
 
 /** How a waitlist's emails look (settings `email_template`). */
@@ -34,7 +36,7 @@ export interface EmailLook {
 }
 
 /** Link merge tags become clickable in the HTML part; `_url` names are accepted as aliases. */
-const LINKS = new Set(["referral_link", "confirm_link", "status_link", "invite_link", "unsubscribe_link"]);
+const LINKS = new Set(["referral_link", "confirm_link", "status_link", "invite_link", "unsubscribe_link", "data_link"]);
 const ALIASES: Record<string, string> = {
   referral_url: "referral_link",
   confirm_url: "confirm_link",

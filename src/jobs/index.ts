@@ -15,6 +15,7 @@ import { jobRuns } from "../http/metrics";
 import { runBroadcasts } from "../broadcasts/sender";
 import { runImports } from "../imports/run";
 import { pruneOrphans } from "../imports/stage";
+import { pruneDataRequests, pruneRetention } from "../subscribers/personal-data";
 
 export interface JobContext {
   db: Db;
@@ -41,6 +42,9 @@ export const JOBS: Job[] = [
   // rate-limit windows are kept for an hour, delivered outbox rows 30 days (DESIGN §1)
   // issue 47: imports run a batch at a time, each instance taking over one whose holder stopped
   { name: "imports", schedule: "*/2 * * * * *", leaseMs: 1_900, run: ({ db }) => runImports(db, 1_500) },
+  // issue 47: expired data links; rejected and joined subscribers past their waitlist's retention_days, daily
+  { name: "prune-data-requests", schedule: "13 */10 * * * *", leaseMs: 55_000, run: ({ db }) => pruneDataRequests(db) },
+  { name: "retention", schedule: "0 17 4 * * *", leaseMs: 55_000, run: ({ db, dispatcher }) => pruneRetention(db, (ids) => dispatcher.dispatch(ids)) },
   { name: "prune-import-rows", schedule: "53 */10 * * * *", leaseMs: 55_000, run: ({ db }) => pruneOrphans(db) },
   { name: "prune-rate-limits", schedule: "17 * * * * *", leaseMs: 55_000, run: ({ db }) => db.exec(pruneRateLimitsQuery(now() - HOUR)) },
   { name: "prune-outbox", schedule: "0 23 * * * *", leaseMs: 55_000, run: ({ db }) => pruneSent(db) },

@@ -37,7 +37,8 @@ async function withheldEmail(db: Db, row: OutboxRow): Promise<string | null> {
     sql`SELECT unsubscribed_at, access, status, email_status FROM subscribers WHERE id = ${row.subscriber_id}`,
   );
   if (!sub) return null; // rendering gives it up: the subscriber is gone
-  if (sub.unsubscribed_at !== null) return "not sent: the subscriber unsubscribed";
+  // issue 47: the data link a subscriber asked for is an answer to them, not a mailing
+  if (sub.unsubscribed_at !== null && row.topic !== "data_export") return "not sent: the subscriber unsubscribed";
   if (sub.email_status !== "ok") return `not sent: the address ${sub.email_status}`;
   if (row.topic === "invitation" && sub.access !== "invited") return "not sent: the invitation was withdrawn";
   if (row.topic === "broadcast") {

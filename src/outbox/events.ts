@@ -53,7 +53,7 @@ export function webhookEvent(
 export function email(
   out: Outgoing,
   w: Pick<Waitlist, "id">,
-  template: "confirmation" | "welcome" | "milestone" | "invitation" | "broadcast",
+  template: "confirmation" | "welcome" | "milestone" | "invitation" | "broadcast" | "data_export",
   subscriberId: string,
   onlyIf: SQL = sql`TRUE`,
   relatedId?: string,

@@ -77,6 +77,12 @@ async function broadcastText(db: Db, id: string | null) {
   return b ? ([b.subject, b.body_markdown] as const) : undefined;
 }
 
+/** Issue 47: the email with a subscriber's data link, ours (not one of the team's templates). */
+const DATA_EMAIL = [
+  "Your data from the {{waitlist_name}} waitlist",
+  "Hi {{first_name}},\n\nyou asked for a copy of everything the {{waitlist_name}} waitlist holds about you. Download it here (the link works for 24 hours):\n\n{{data_link}}\n\nIf you did not ask for it, you can ignore this email: nothing is sent anywhere else.",
+] as const;
+
 /** The payload to send, or null when what it describes is gone (deleted before it was rendered). */
 export async function renderPayload(db: Db, row: OutboxRow, baseUrl: string): Promise<string | null> {
   if (row.payload !== null) return row.payload;
@@ -88,19 +94,23 @@ export async function renderPayload(db: Db, row: OutboxRow, baseUrl: string): Pr
   const milestone = row.topic === "milestone" || row.topic === "milestone.reached" ? await reward(db, sub.id, Number(row.related_id)) : null;
   if (milestone === undefined) return null;
   if (row.kind === "email") {
-    // issue 16: every email but the double opt-in confirmation can be stopped in one click
-    const unsubscribable = row.topic !== "confirmation";
+    // issue 16: every email but the double opt-in confirmation can be stopped in one click (issue 47: and the data
+    // link a subscriber asked for)
+    const unsubscribable = row.topic !== "confirmation" && row.topic !== "data_export";
     const unsubscribe = unsubscribeUrl(baseUrl, sub.sign_up_token);
     const values = {
       ...templateValues(sub, w, baseUrl),
       ...(milestone ? { reward: milestone.reward } : {}),
       ...(unsubscribable ? { unsubscribe_link: unsubscribe } : {}),
+      ...(row.topic === "data_export" ? { data_link: `${baseUrl}/d/${row.related_id}` } : {}),
     };
     const broadcast = row.topic === "broadcast" ? await broadcastText(db, row.related_id) : null;
     if (broadcast === undefined) return null;
     const [subject, template] = broadcast
       ? broadcast
-      : row.topic === "confirmation"
+      : row.topic === "data_export"
+        ? DATA_EMAIL
+        : row.topic === "confirmation"
         ? [w.confirmationSubject, w.confirmationBody]
         : row.topic === "milestone"
           ? [w.milestoneSubject, w.milestoneBody]

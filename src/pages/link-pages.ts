@@ -88,9 +88,30 @@ export function leftPage(w: Waitlist): string {
   return notice("You left the waitlist", `You are no longer on the ${w.name} waitlist, and your details have been deleted. We will not email you again.`);
 }
 
-/** The status page's way out (issue 16): stop emails, or leave the waitlist; both lead to a page with a POST button. */
+/**
+ * The status page's way out (issue 16): stop emails, or leave the waitlist; both lead to a page with a POST button.
+ * Issue 47: and a copy of their data, by an emailed link.
+ */
 export function manageSection(sub: SubscriberRow): string {
   const token = escapeHtml(sub.sign_up_token);
   const emails = sub.unsubscribed_at !== null ? `<span id="emails-off">Emails are off</span>` : `<a id="stop-emails" href="/u/${token}">Stop emails</a>`;
-  return `<nav class="manage" aria-label="Your subscription">${emails} · <a id="leave" href="/t/${token}/leave">Leave the waitlist</a></nav>`;
+  return `<nav class="manage" aria-label="Your subscription">${emails} · <a id="my-data" href="/t/${token}/data">Get my data</a> · <a id="leave" href="/t/${token}/leave">Leave the waitlist</a></nav>`;
+}
+
+/** Issue 47: asking for a copy of one's data: a button that emails a download link. */
+export function dataRequestPage(w: Waitlist, sub: SubscriberRow): string {
+  return actionPage(
+    "Get a copy of your data",
+    `We will email a download link to the address you signed up with. It works for 24 hours and gives everything the ${w.name} waitlist holds about you, as a JSON file.`,
+    `/t/${sub.sign_up_token}/data`,
+    "Email me the link",
+  );
+}
+
+export const dataRequestedPage = (w: Waitlist) =>
+  notice("Check your inbox", `A link to download your data from the ${w.name} waitlist is on its way to your email address (we send at most one every 10 minutes). It works for 24 hours.`);
+
+/** The emailed link's page: the download is a POST (a robot following the link downloads nothing). */
+export function dataDownloadPage(w: Waitlist, code: string): string {
+  return actionPage("Download your data", `Everything the ${w.name} waitlist holds about you, as a JSON file.`, `/d/${code}`, "Download my data");
 }

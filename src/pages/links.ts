@@ -10,6 +10,7 @@ import type { Dispatch } from "../outbox/events";
 import { acceptInvite, findByInviteToken, inviteState } from "../subscribers/access";
 import { confirmSubscriber, findByConfirmToken } from "../subscribers/confirm";
 import { deleteSubscriber, findBySignUpToken, unsubscribe } from "../subscribers/manage";
+import { findDataRequest, personalData, requestDataLink } from "../subscribers/personal-data";
 import { htmlResponse, notFoundPage, PAGE_CSP } from "./layout";
 import {
   alreadyConfirmedPage,
@@ -17,6 +18,9 @@ import {
   inviteAcceptedPage,
   inviteGonePage,
   invitePage,
+  dataDownloadPage,
+  dataRequestedPage,
+  dataRequestPage,
   leavePage,
   leftPage,
   unsubscribedPage,
@@ -169,6 +173,84 @@ export function linkRoutes(deps: { db: Db; config: Config; dispatch: Dispatch })
       },
     )
     .get(
+      "/t/:token/data",
+      async ({ params }) => {
+        const found = await findBySignUpToken(db, params.token);
+        if (!found) return notFound("Status");
+        return htmlResponse(dataRequestPage(found.w, found.sub));
+      },
+      {
+        params: signUpParams,
+        detail: doc("Get my data: the page", "Linked from the status page (issue 47). Shows a page whose button POSTs to the same URL; changes nothing.", {
+          200: html("Offers to email a download link"),
+          404: html("Unknown link"),
+        }),
+      },
+    )
+    .post(
+      "/t/:token/data",
+      async ({ params }) => {
+        const found = await findBySignUpToken(db, params.token);
+        if (!found) return notFound("Status");
+        await requestDataLink(db, found.w, found.sub, dispatch);
+        return htmlResponse(dataRequestedPage(found.w));
+      },
+      {
+        params: signUpParams,
+        parse: ignoreBody,
+        detail: doc(
+          "Get my data: email the link",
+          "Emails the subscriber a link ({BASE_URL}/d/{token}) to download everything held about them, valid 24 hours; at most one email in 10 minutes (the page is the same either way). Sent even after unsubscribing: it answers their request.",
+          { 200: html("Says the link is on its way"), 404: html("Unknown link") },
+          true,
+        ),
+      },
+    )
+    .get(
+      "/d/:token",
+      async ({ params }) => {
+        const found = await findDataRequest(db, params.token);
+        if (!found) return notFoundPage("Link expired", "This download link is not valid any more (it works for 24 hours). Ask for a new one from your status page.");
+        return htmlResponse(dataDownloadPage(found.w, params.token));
+      },
+      {
+        params,
+        detail: doc("Data download link: the page", "The emailed link (issue 47). Shows a page whose button POSTs to the same URL; downloads nothing.", {
+          200: html("The download button"),
+          404: html("Unknown or expired link"),
+        }),
+      },
+    )
+    .post(
+      "/d/:token",
+      async ({ params }) => {
+        const found = await findDataRequest(db, params.token);
+        if (!found) return notFoundPage("Link expired", "This download link is not valid any more (it works for 24 hours). Ask for a new one from your status page.");
+        const document = await personalData(db, found.w, found.sub, config.baseUrl);
+        return new Response(JSON.stringify(document, null, 2), {
+          headers: {
+            "content-type": "application/json; charset=utf-8",
+            "content-disposition": `attachment; filename="${found.w.slug}-my-data.json"`,
+            "cache-control": "no-store",
+            "content-security-policy": PAGE_CSP,
+          },
+        });
+      },
+      {
+        params,
+        parse: ignoreBody,
+        detail: doc(
+          "Data download link: download",
+          "Everything held about the subscriber as a JSON attachment: the Subscriber object (with fingerprint and confirmed_at), their referrals (friends' emails masked), rewards, emails sent and share clicks; the same document as GET .../subscribers/{idOrEmail}/data. Works for 24 hours from the request.",
+          {
+            200: { description: "The JSON document (an attachment)", content: { "application/json": { schema: { type: "object", required: ["generated_at", "subscriber"], properties: { generated_at: { type: "number" }, subscriber: { type: "object" } } } } } },
+            404: html("Unknown or expired link"),
+          },
+          true,
+        ),
+      },
+    )
+    .get(
       "/t/:token/leave",
       async ({ params }) => {
         const found = await findBySignUpToken(db, params.token);
@@ -189,8 +271,9 @@ export function linkRoutes(deps: { db: Db; config: Config; dispatch: Dispatch })
         const found = await findBySignUpToken(db, params.token);
         if (!found) return notFound("Waitlist");
         try {
-          // exactly the API's DELETE: referral credit taken back, positions close up, subscriber.deleted
-          await deleteSubscriber(db, found.w, found.sub.id, config.baseUrl, dispatch);
+          // the API's DELETE with erase (issue 47: leaving is asking to be forgotten): referral credit taken back,
+          // positions close up, nothing that names them stays, subscriber.deleted saying only who
+          await deleteSubscriber(db, found.w, found.sub.id, config.baseUrl, dispatch, { erase: true });
         } catch (err) {
           if (err instanceof AppError && err.code === "not_found") return notFound("Waitlist"); // left twice at once
           throw err;
@@ -202,7 +285,7 @@ export function linkRoutes(deps: { db: Db; config: Config; dispatch: Dispatch })
         parse: ignoreBody,
         detail: doc(
           "Leave the waitlist: leave",
-          "Deletes the subscriber exactly as DELETE .../subscribers/{idOrEmail} does (referral credit taken back, subscriber.deleted webhook), then shows a page saying so.",
+          "Erases the subscriber as DELETE .../subscribers/{idOrEmail}?erase=true does (referral credit taken back, their emails and events removed from the outbox, a subscriber.deleted webhook with only their id), then shows a page saying so.",
           { 200: html("Left"), 404: html("Unknown link (or already left)") },
           true,
         ),

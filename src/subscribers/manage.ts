@@ -67,13 +67,20 @@ export async function updateSubscriber(db: Db, waitlist: Waitlist, idOrEmail: st
  * Deletes in one transaction: the referrer loses this referral's points and one referral_count,
  * the subscriber leaves the rank counters and the total, and positions behind it close up at once.
  */
-export async function deleteSubscriber(db: Db, waitlist: Waitlist, idOrEmail: string, baseUrl: string, dispatch: Dispatch) {
+export async function deleteSubscriber(db: Db, waitlist: Waitlist, idOrEmail: string, baseUrl: string, dispatch: Dispatch, opts: { erase?: boolean } = {}) {
   const row = await findSubscriber(db, waitlist.id, idOrEmail);
-  // the event carries the subscriber as it was, so its payload is fixed now
-  const snapshot = subscriberView(row, waitlist, baseUrl);
+  // the event carries the subscriber as it was, so its payload is fixed now; erased, only who it was (issue 47)
+  const data = opts.erase ? { subscriber: { id: row.id }, erased: true } : { subscriber: subscriberView(row, waitlist, baseUrl) };
   const out = webhookEvent(nothing(), waitlist, "subscriber.deleted", row.id, sql`${db.d.prevChanged} = 1`, {
-    payload: (id, createdAt) => JSON.stringify(envelope(id, "subscriber.deleted", createdAt, waitlist, { subscriber: snapshot })),
+    payload: (id, createdAt) => JSON.stringify(envelope(id, "subscriber.deleted", createdAt, waitlist, data)),
   });
+  // issue 47: erased, nothing that names them stays: their emails and events (sent or not) and the confirmation caps' record
+  const erase = opts.erase
+    ? [
+        sql`DELETE FROM outbox WHERE (subscriber_id = ${row.id} OR related_id = ${row.id})${out.ids.length ? sql` AND id NOT IN (${sql.join(out.ids.map((i) => sql`${i}`), sql`, `)})` : sql``}`,
+        sql`DELETE FROM confirmation_sends WHERE email = ${row.email}`,
+      ]
+    : [];
   const credit = sql`(SELECT referrer_id FROM referrals WHERE referee_id = ${row.id} AND credited = TRUE)`;
   const results = await db.tx(async (tx) => {
     // under the line's lock no write that enqueues an event about this subscriber is between commit and
@@ -86,6 +93,7 @@ export async function deleteSubscriber(db: Db, waitlist: Waitlist, idOrEmail: st
       sql`UPDATE subscribers SET referrer_id = NULL WHERE referrer_id = ${row.id}`,
       sql`DELETE FROM subscribers WHERE id = ${row.id} RETURNING id`,
       ...out.statements,
+      ...erase,
     ]);
   });
   if (results[2].length === 0) throw notFound("Subscriber not found");

@@ -9,9 +9,10 @@ import { notFound } from "../http/errors";
 import { errorResponses, SignUpErrorBody, ErrorBody } from "../http/error-schemas";
 import { ListQuery, ListResponse, MessageResponse, SignUpBody, SignUpResponse, Subscriber, SubscriberResponse, UpdateBody, UpdateResponse } from "./model";
 import { signUp } from "./signup";
-import { getSubscriber, listSubscribers } from "./query";
+import { findSubscriber, getSubscriber, listSubscribers } from "./query";
 import { deleteSubscriber, updateSubscriber } from "./manage";
 import { exportSubscribers, EXPORT_FORMATS } from "./export";
+import { personalData, PersonalData } from "./personal-data";
 import { BULK_MAX, bulkSignUp } from "./bulk";
 import { findByInviteToken, invite, INVITE_MAX, inviteState, reject } from "./access";
 import type { Dispatch } from "../outbox/events";
@@ -286,10 +287,43 @@ export function subscriberRoutes(deps: { db: Db; config: Config; api: ReturnType
         detail: { tags: ["Subscribers"], summary: "Update a subscriber", description: "Omitted fields are unchanged; metadata is merged (null removes a key); points re-rank at once." },
       },
     )
-    .delete("/subscribers/:idOrEmail", async ({ auth, params }) => deleteSubscriber(db, auth.waitlist!, params.idOrEmail, config.baseUrl, dispatch), {
-      api: subscribers,
-      params: SubscriberParams,
-      response: { 200: MessageResponse, ...errorResponses(400, 401, 403, 404, 429) },
-      detail: { tags: ["Subscribers"], summary: "Delete a subscriber", description: "Permanent. Positions close up and the referrer loses this referral's credit at once." },
-    });
+    .delete(
+      "/subscribers/:idOrEmail",
+      async ({ auth, params, query }) => deleteSubscriber(db, auth.waitlist!, params.idOrEmail, config.baseUrl, dispatch, { erase: query.erase === "true" }),
+      {
+        api: subscribers,
+        params: SubscriberParams,
+        query: t.Object(
+          {
+            erase: t.Optional(
+              t.Union([t.Literal("true"), t.Literal("false")], {
+                description:
+                  "Extension (issue 47): true also removes everything that names them: the emails and webhook events about them in the outbox (sent or not) and the confirmation caps' record of their address; the subscriber.deleted webhook then carries only {subscriber: {id}, erased: true}. The server's log lines never hold an email address.",
+              }),
+            ),
+          },
+          { additionalProperties: false },
+        ),
+        response: { 200: MessageResponse, ...errorResponses(400, 401, 403, 404, 429) },
+        detail: { tags: ["Subscribers"], summary: "Delete a subscriber", description: "Permanent. Positions close up and the referrer loses this referral's credit at once." },
+      },
+    )
+    .get(
+      "/subscribers/:idOrEmail/data",
+      async ({ auth, params }) => {
+        const w = auth.waitlist!;
+        return { success: true, data: await personalData(db, w, await findSubscriber(db, w.id, params.idOrEmail), config.baseUrl) };
+      },
+      {
+        api: subscribers,
+        params: SubscriberParams,
+        response: { 200: t.Object({ success: t.Boolean(), data: PersonalData }), ...errorResponses(400, 401, 403, 404, 429) },
+        detail: {
+          tags: ["Subscribers"],
+          summary: "Everything held about a subscriber (extension)",
+          description:
+            "For an access request (issue 47): the same document the subscriber downloads from their status page: the Subscriber object with fingerprint and confirmed_at, their referrals (friends' emails masked), rewards reached, every email queued or sent to them and their share clicks.",
+        },
+      },
+    );
 }

@@ -191,6 +191,9 @@ export const SettingsPatchBody = t.Object(
     captcha: t.Optional(Captcha),
     email_template: t.Optional(EmailTemplatePatchBody),
     og_image_url: t.Optional(OrNull(Url(), "The image shown when the hosted page or a status page is shared (Open Graph, Twitter card; 1200x630 works best); null: none")),
+    retention_days: t.Optional(
+      OrNull(Int({ minimum: 1, maximum: 3650 }), "Extension (issue 47): rejected and joined subscribers are removed this many days after their last change (a daily job); null (default) keeps them"),
+    ),
     form_fields: t.Optional(
       t.Array(FormFieldBody, {
         maxItems: FORM_FIELDS_MAX,
@@ -227,6 +230,7 @@ export const Settings = t.Object({
   captcha: Captcha,
   email_template: t.Object(EmailTemplate),
   og_image_url: t.Union([t.String(), t.Null()]),
+  retention_days: t.Union([t.Number(), t.Null()]),
   form_fields: t.Array(
     t.Object({
       key: t.String(),

@@ -179,6 +179,7 @@ function settingsView(w: Waitlist, pageStatus: "draft" | "published" | "unpublis
     captcha: w.captcha,
     form_fields: formFieldsOf(w),
     og_image_url: w.ogImageUrl,
+    retention_days: w.retentionDays,
     email_template: { sender_name: w.emailSenderName, logo_url: w.emailLogoUrl, color: w.emailColor, footer: w.emailFooter },
     landing_page_status: pageStatus,
   };
@@ -252,6 +253,7 @@ export async function updateSettings(db: Db, w: Waitlist, patch: SettingsPatch, 
   if (me?.body !== undefined) set.milestoneBody = requireText(me.body, "milestone_email.body");
   if (patch.form_fields !== undefined) set.formFields = checkFormFields(patch.form_fields);
   if (patch.og_image_url !== undefined) set.ogImageUrl = patch.og_image_url === null ? null : httpUrl(patch.og_image_url, "og_image_url");
+  if (patch.retention_days !== undefined) set.retentionDays = patch.retention_days;
   const et = patch.email_template;
   if (et?.sender_name !== undefined) set.emailSenderName = et.sender_name?.trim() || null;
   if (et?.logo_url !== undefined) set.emailLogoUrl = et.logo_url === null ? null : httpUrl(et.logo_url, "email_template.logo_url");
