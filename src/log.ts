@@ -99,3 +99,6 @@ export function maskEmail(email: string): string {
   const at = email.lastIndexOf("@");
   return at <= 0 ? "***" : `${email[0]}***${email.slice(at)}`;
 }
+
+/** Every address in a text masked (an SMTP server's answer names the recipient; issue 47: no log line holds one). */
+export const maskEmailsIn = (text: string): string => text.replace(/[^\s<>"'(),;:]+@[^\s<>"'(),;:]+\.[A-Za-z]{2,}/g, maskEmail);

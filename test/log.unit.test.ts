@@ -2,7 +2,7 @@
 // end is written before the process goes, whether it calls exit or runs out of work; every line whole, in order.
 import { expect, test } from "bun:test";
 import { join } from "node:path";
-import { createLogger } from "../src/log";
+import { createLogger, maskEmailsIn } from "../src/log";
 import { track } from "./support/cleanup";
 
 const CHILD = join(import.meta.dir, "support", "log-lines.ts");
@@ -29,4 +29,10 @@ test("a line below the level is not written; the fields follow time, level and m
   const line = JSON.parse(written[0]);
   expect(Object.keys(line)).toEqual(["time", "level", "msg", "req_id", "status"]);
   expect(line).toMatchObject({ level: "warn", msg: "loud", req_id: "r1", status: 500 });
+});
+
+test("every address in a text is masked before it is logged (an SMTP server's refusal names the recipient; issue 47)", () => {
+  expect(maskEmailsIn("550 5.1.1 <bob.smith@example.co.uk>: no such user")).toBe("550 5.1.1 <b***@example.co.uk>: no such user");
+  expect(maskEmailsIn("Hi ann@x.io, and carl+tag@mail.example.org.")).toBe("Hi a***@x.io, and c***@mail.example.org.");
+  expect(maskEmailsIn("no address here, only @mentions and a@b")).toBe("no address here, only @mentions and a@b");
 });

@@ -3,7 +3,7 @@ import { eq, sql } from "drizzle-orm";
 import { now } from "../clock";
 import { mailDomain, type Config } from "../config";
 import type { Db } from "../db/db";
-import { maskEmail, type Logger } from "../log";
+import { maskEmail, maskEmailsIn, type Logger } from "../log";
 import { createMailer, isPermanentFailure, type Mailer } from "../email/send";
 import { markAddress } from "../email/address-status";
 import { deliver } from "../webhooks/send";
@@ -82,7 +82,7 @@ export function createDispatcher(deps: { db: Db; config: Config; log: Logger }):
     const email = JSON.parse(payload) as Email;
     if (!mailer) {
       // DESIGN §3: without SMTP_URL the email is written to the log and kept in the outbox
-      log.info("email not sent: SMTP_URL is not set", { outbox_id: row.id, to: maskEmail(email.to), subject: email.subject, text: email.text });
+      log.info("email not sent: SMTP_URL is not set", { outbox_id: row.id, to: maskEmail(email.to), subject: maskEmailsIn(email.subject), text: maskEmailsIn(email.text) });
       await hold(db, row.id, HELD_NO_SMTP, now() + YEAR_MS);
       return;
     }
@@ -93,7 +93,7 @@ export function createDispatcher(deps: { db: Db; config: Config; log: Logger }):
       const message = (err as Error)?.message ?? String(err);
       deliveryFailures.inc({ kind: "email" });
       const status = (err as { responseCode?: number })?.responseCode ?? null;
-      log.warn("email delivery failed", { outbox_id: row.id, attempt: row.attempts, status, error: message });
+      log.warn("email delivery failed", { outbox_id: row.id, attempt: row.attempts, status, error: maskEmailsIn(message) });
       // issue 45: a 5xx for the address is a hard bounce: no retry, and the address gets no more email
       const bounced = isPermanentFailure(err) && row.subscriber_id !== null;
       await markFailed(db, row, message, status, { payload, ...(bounced ? { final: "bounced" } : {}) });

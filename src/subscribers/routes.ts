@@ -298,7 +298,7 @@ export function subscriberRoutes(deps: { db: Db; config: Config; api: ReturnType
             erase: t.Optional(
               t.Union([t.Literal("true"), t.Literal("false")], {
                 description:
-                  "Extension (issue 47): true also removes everything that names them: the emails and webhook events about them in the outbox (sent or not) and the confirmation caps' record of their address; the subscriber.deleted webhook then carries only {subscriber: {id}, erased: true}. The server's log lines never hold an email address.",
+                  "Extension (issue 47): true also removes everything that names them: the emails and webhook events about them in the outbox (sent or not) and the confirmation caps' record of their address; the subscriber.deleted webhook then carries only {subscriber: {id}, erased: true}. The server's log lines show addresses only masked.",
               }),
             ),
           },
