@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { sql } from "drizzle-orm";
-import { startServer, until, type TestServer } from "./support/server";
+import { engine, startServer, until, type TestServer } from "./support/server";
 
 let s: TestServer;
 let key: string;
@@ -233,4 +233,50 @@ describe("the CLI (issue 47 item 2)", () => {
       rmSync(dir, { recursive: true, force: true });
     }
   }, 30_000);
+});
+
+describe("a crash (issue 47: resumes, never half an import)", () => {
+  test("a server killed in the middle of an import: after a restart the import finishes, every row exactly once, referrals whole", async () => {
+    const first = await startServer({ env: { RATE_LIMITS: "off" } });
+    let second: TestServer | null = null;
+    try {
+      const { key: k } = await first.account("business");
+      const w = (await first.request("POST", "/api/v1/waitlists", { key: k, body: { name: `Crash import ${uniq()}`, referral_rewards: { enabled: true } } })).body.data.waitlist;
+      const path = `/api/v1/waitlist/${w.key}`;
+      // enough rows to be cut in the middle on either engine (PostgreSQL runs about 1,000 rows a second here, SQLite 5,000)
+      const ROWS = engine === "pg" ? 6_000 : 20_000;
+      const lines = ["email,id,referrerId,createdAt"];
+      for (let i = 0; i < ROWS; i++) lines.push(`c${i}@example.com,r${i},${i % 3 === 1 ? `r${i - 1}` : ""},${new Date(Date.UTC(2024, 0, 1) + i * 60_000).toISOString()}`);
+      const res = await fetch(`${first.url}${path}/subscribers/import`, { method: "POST", headers: { "x-api-key": k, "content-type": "text/csv" }, body: lines.join("\n") });
+      expect(res.status).toBe(202);
+      const id = ((await res.json()) as any).data.import.id as string;
+      const progress = async (srv: TestServer) => (await srv.request("GET", `${path}/imports/${id}`, { key: k })).body.data.import;
+      await until(async () => (await progress(first)).created >= 1_000, 20_000, "a part of the import");
+      first.proc.kill("SIGKILL");
+      await first.proc.exited;
+      const cut = await (async () => {
+        second = await startServer({ dbUrl: first.dbUrl, env: { RATE_LIMITS: "off" } });
+        return progress(second);
+      })();
+      expect(cut.status).toBe("running");
+      expect(cut.created).toBeLessThan(ROWS);
+      const done = await until(async () => {
+        const p = await progress(second!);
+        return p.status === "done" ? p : null;
+      }, 45_000, "the import to finish after the restart");
+      expect(done).toMatchObject({ rows: ROWS, created: ROWS, skipped: 0, invalid: 0, errors: [] });
+      const [counts] = await second!.query<{ n: number; emails: number; seqs: number; referred: number; credited: number }>(
+        sql`SELECT count(*) AS n, count(DISTINCT email) AS emails, count(DISTINCT seq) AS seqs, sum(CASE WHEN referrer_id IS NULL THEN 0 ELSE 1 END) AS referred,
+          sum(referral_count) AS credited FROM subscribers WHERE waitlist_id = ${w.id}`,
+      );
+      const referred = Math.floor((ROWS + 1) / 3);
+      expect([Number(counts!.n), Number(counts!.emails), Number(counts!.seqs), Number(counts!.referred), Number(counts!.credited)]).toEqual([ROWS, ROWS, ROWS, referred, referred]);
+      // joined in signed-up order: the line's first is the file's first
+      const top = (await second!.request("GET", `${path}/subscribers?sort_by=date&sort_dir=asc&limit=1`, { key: k })).body.data.subscribers[0];
+      expect(top.email).toBe("c0@example.com");
+    } finally {
+      if (second) await (second as TestServer).stop();
+      await first.stop().catch(() => {});
+    }
+  }, 120_000);
 });

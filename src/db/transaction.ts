@@ -21,14 +21,17 @@ export function sequentialWrite(run: RunInTransaction) {
   };
 }
 
-/** `raw` (drizzle's transaction object, whose prototype is its builder) given the Db's members around `run`. */
-export function transactionDb(raw: object, db: Db, run: RunInTransaction): Db {
+/**
+ * `raw` (drizzle's transaction object, whose prototype is its builder) given the Db's members around `run`; `write`,
+ * the engine's own way of running a write's statements on the transaction (pipelined on PostgreSQL), else one by one.
+ */
+export function transactionDb(raw: object, db: Db, run: RunInTransaction, write: (queries: SQL[]) => Promise<Row[][]> = sequentialWrite(run)): Db {
   const { d, t, close, checkpoint, compact, size, onTiming, insertSubscriber, $path, $created } = db;
   const tx: Db = Object.assign(raw, {
     d, t, close, checkpoint, compact, size, onTiming, insertSubscriber, $path, $created,
     rows: async <T>(q: SQL) => (await run(q, 0)).rows as T[],
     exec: async (q: SQL) => ({ changed: (await run(q, 0)).changed }),
-    write: sequentialWrite(run),
+    write,
     tx: <T>(fn: (inner: Db) => Promise<T>) => fn(tx),
     changeStamp: () => null,
     ownCommits: null,

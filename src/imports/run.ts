@@ -22,7 +22,8 @@ import type { RowData } from "./mapping";
 /** Rows per transaction: small enough that a sign-up arriving meanwhile waits little for the line's lock. */
 export const BATCH = 100;
 const ERRORS_MAX = 1_000;
-const LEASE_MS = 60_000;
+/** An import whose holder stopped (a crash) is taken over this long after its last batch. */
+const LEASE_MS = 15_000;
 /** This process, as the holder of the imports it runs. */
 const HOLDER = token(16);
 
@@ -61,7 +62,11 @@ async function lease(db: Db, id: string, holder: string): Promise<ImportRow | nu
 }
 
 class DryRun extends Error {
-  constructor(readonly counts: Counts, readonly problems: Problem[]) {
+  constructor(
+    readonly counts: Counts,
+    readonly problems: Problem[],
+    readonly last: Staged,
+  ) {
     super("dry run");
   }
 }
@@ -74,6 +79,18 @@ const givesPoints = (imp: ImportRow) => Object.values(JSON.parse(imp.mapping) as
  * runs it (or it is over).
  */
 export async function processImport(db: Db, importId: string, ms: number, holder = HOLDER): Promise<"done" | "more" | "busy"> {
+  // one run at a time in this process (the upload's own start and the job would otherwise share the lease)
+  if (running.has(importId)) return "busy";
+  running.add(importId);
+  try {
+    return await runFor(db, importId, ms, holder);
+  } finally {
+    running.delete(importId);
+  }
+}
+const running = new Set<string>();
+
+async function runFor(db: Db, importId: string, ms: number, holder: string): Promise<"done" | "more" | "busy"> {
   const end = now() + ms;
   for (;;) {
     const imp = await lease(db, importId, holder);
@@ -94,25 +111,32 @@ export async function processImport(db: Db, importId: string, ms: number, holder
 
 /** One batch; false when no row was left. */
 async function runBatch(db: Db, w: Waitlist, imp: ImportRow, holder: string): Promise<boolean> {
-  const after =
-    imp.cursor_at === null ? sql`` : sql`AND (joined_at > ${imp.cursor_at} OR (joined_at = ${imp.cursor_at} AND line > ${imp.cursor_line}))`;
-  const rows = await db.rows<Staged>(
-    sql`SELECT line, joined_at, email, data FROM import_rows WHERE import_id = ${imp.id} ${after} ORDER BY joined_at, line LIMIT ${BATCH}`,
-  );
-  if (rows.length === 0) return false;
-  const last = rows[rows.length - 1]!;
+  let more = true;
   try {
     await db.tx(async (tx) => {
+      // the cursor as committed, read under the import's row lock: two runs of one holder take turns, never one batch twice
+      const [at] = await tx.rows<{ cursor_at: number | null; cursor_line: number | null }>(
+        sql`SELECT cursor_at, cursor_line FROM imports WHERE id = ${imp.id} AND holder = ${holder}${tx.d.forUpdate}`,
+      );
+      if (!at) throw new Error(`import ${imp.id}: its lease was lost; the batch is run by its holder`);
+      const after = at.cursor_at === null ? sql`` : sql`AND (joined_at > ${at.cursor_at} OR (joined_at = ${at.cursor_at} AND line > ${at.cursor_line}))`;
+      const rows = await tx.rows<Staged>(
+        sql`SELECT line, joined_at, email, data FROM import_rows WHERE import_id = ${imp.id} ${after} ORDER BY joined_at, line LIMIT ${BATCH}`,
+      );
+      if (rows.length === 0) {
+        more = false;
+        return;
+      }
       const result = await runRows(tx, w, imp, rows);
       // a dry run's batch is rolled back: only what it counted is kept
-      if (imp.dry_run) throw new DryRun(result.counts, result.problems);
-      await record(tx, imp, holder, result.counts, result.problems, last);
+      if (imp.dry_run) throw new DryRun(result.counts, result.problems, rows[rows.length - 1]!);
+      await record(tx, imp, holder, result.counts, result.problems, rows[rows.length - 1]!);
     });
   } catch (err) {
     if (!(err instanceof DryRun)) throw err;
-    await record(db, imp, holder, err.counts, err.problems, last);
+    await record(db, imp, holder, err.counts, err.problems, err.last);
   }
-  return true;
+  return more;
 }
 
 /** The batch's counts, problems and cursor, written with it; the lease guards it (a lost lease rolls the batch back). */
@@ -149,22 +173,47 @@ async function tagIds(tx: Db, w: Waitlist, names: string[]): Promise<Map<string,
   return found;
 }
 
+/** A subscriber as a row's referrer is named: its id and referral code. */
+type Ref = { id: string; code: string };
+
+/**
+ * What the batch needs to know of the list before it runs, read in a few statements for all its rows (a statement a
+ * row was most of an import's time): the emails already there, the referral codes taken, and the referrers named by
+ * code or by id in the file. Rows created by this batch are added as it goes.
+ */
+async function batchContext(tx: Db, w: Waitlist, imp: ImportRow, rows: RowData[]) {
+  const list = (values: (string | undefined)[]) => [...new Set(values.filter((v): v is string => !!v))];
+  const emails = list(rows.map((r) => r.email));
+  const codes = list(rows.map((r) => r.referral_code));
+  const refCodes = list(rows.map((r) => r.referred_by));
+  const refIds = list(rows.map((r) => r.referrer_id));
+  const any = (values: string[]) => sql.join(values.map((v) => sql`${v}`), sql`, `);
+  const [existing, taken, byCode, byFileCode, byId] = await Promise.all([
+    emails.length ? tx.rows<{ id: string; email: string; metadata: string }>(sql`SELECT id, email, metadata FROM subscribers WHERE waitlist_id = ${w.id} AND email IN (${any(emails)})`) : [],
+    codes.length ? tx.rows<{ code: string }>(sql`SELECT referral_code AS code FROM subscribers WHERE referral_code IN (${any(codes)})`) : [],
+    refCodes.length ? tx.rows<Ref>(sql`SELECT id, referral_code AS code FROM subscribers WHERE waitlist_id = ${w.id} AND referral_code IN (${any(refCodes)})`) : [],
+    // a row of the file whose code was taken elsewhere (it got a new one) is still named by the code it had
+    refCodes.length
+      ? tx.rows<Ref & { ext: string }>(sql`SELECT s.id, s.referral_code AS code, i.ext_code AS ext FROM import_rows i JOIN subscribers s ON s.id = i.subscriber_id
+          WHERE i.import_id = ${imp.id} AND i.ext_code IN (${any(refCodes)})`)
+      : [],
+    refIds.length
+      ? tx.rows<Ref & { ext: string }>(sql`SELECT s.id, s.referral_code AS code, i.ext_id AS ext FROM import_rows i JOIN subscribers s ON s.id = i.subscriber_id
+          WHERE i.import_id = ${imp.id} AND i.ext_id IN (${any(refIds)})`)
+      : [],
+  ]);
+  return {
+    existing: new Map(existing.map((e) => [e.email, e])),
+    taken: new Set(taken.map((t) => t.code)),
+    byCode: new Map<string, Ref>([...byFileCode.map((r) => [r.ext, r] as const), ...byCode.map((r) => [r.code, r] as const)]),
+    byId: new Map<string, Ref>(byId.map((r) => [r.ext, r])),
+  };
+}
+
 /** The referrer a row names, among the list as it is now: by its referral code (here, or in the file), or by its id in the file. */
-async function referrerOf(tx: Db, w: Waitlist, imp: ImportRow, data: RowData): Promise<{ id: string; code: string } | null> {
-  if (data.referred_by) {
-    const [r] = await tx.rows<{ id: string; code: string }>(sql`SELECT id, referral_code AS code FROM subscribers WHERE waitlist_id = ${w.id} AND referral_code = ${data.referred_by}`);
-    if (r) return r;
-    // a row of the file whose code was taken elsewhere (it got a new one): named by the code it had
-    const [again] = await tx.rows<{ id: string; code: string }>(sql`SELECT s.id, s.referral_code AS code FROM import_rows i JOIN subscribers s ON s.id = i.subscriber_id
-      WHERE i.import_id = ${imp.id} AND i.ext_code = ${data.referred_by} LIMIT 1`);
-    if (again) return again;
-  }
-  if (data.referrer_id) {
-    const [r] = await tx.rows<{ id: string; code: string }>(sql`SELECT s.id, s.referral_code AS code FROM import_rows i JOIN subscribers s ON s.id = i.subscriber_id
-      WHERE i.import_id = ${imp.id} AND i.ext_id = ${data.referrer_id} LIMIT 1`);
-    if (r) return r;
-  }
-  return null;
+async function referrerOf(tx: Db, w: Waitlist, imp: ImportRow, data: RowData): Promise<Ref | null> {
+  const ctx = await batchContext(tx, w, imp, [data]);
+  return (data.referred_by && ctx.byCode.get(data.referred_by)) || (data.referrer_id && ctx.byId.get(data.referrer_id)) || null;
 }
 
 /** A referral as the import makes it: credited, `points` to the referrer (0 when the file gave points). */
@@ -187,10 +236,23 @@ async function runRows(tx: Db, w: Waitlist, imp: ImportRow, rows: Staged[]): Pro
   await tx.rows(lockLine(tx, w.id));
   const questions = formFieldsOf(w).map((q) => ({ ...q, required: false }));
   const parsed = rows.map((r) => ({ row: r, data: JSON.parse(r.data) as RowData }));
-  const tags = await tagIds(tx, w, parsed.flatMap((p) => (p.data.error ? [] : (p.data.tags ?? []))));
+  const usable = parsed.filter((p) => !p.data.error).map((p) => p.data);
+  const [tags, known] = await Promise.all([tagIds(tx, w, usable.flatMap((d) => d.tags ?? [])), batchContext(tx, w, imp, usable)]);
+  // a dry run writes nothing: an email earlier in the file, in an earlier batch, would have been there
+  const earlier = imp.dry_run && usable.length
+    ? new Set(
+        (
+          await tx.rows<{ email: string }>(sql`SELECT DISTINCT email FROM import_rows WHERE import_id = ${imp.id}
+            AND (joined_at < ${rows[0]!.joined_at} OR (joined_at = ${rows[0]!.joined_at} AND line < ${rows[0]!.line}))
+            AND email IN (${sql.join([...new Set(usable.map((d) => d.email!))].map((e) => sql`${e}`), sql`, `)})`)
+        ).map((r) => r.email),
+      )
+    : new Set<string>();
   const referralPoints = givesPoints(imp) ? 0 : w.referralEnabled ? w.referralPoints : 0;
   const signUpPoints = w.referralEnabled ? w.signupPoints : 0;
   const at = now();
+  const writes: SQL[] = [];
+  const out = nothing();
   for (const { row, data } of parsed) {
     if (data.error) {
       invalid(row.line, data.error);
@@ -219,51 +281,53 @@ async function runRows(tx: Db, w: Waitlist, imp: ImportRow, rows: Staged[]): Pro
       invalid(row.line, err.message);
       continue;
     }
-    const [existing] = await tx.rows<{ id: string; metadata: string }>(sql`SELECT id, metadata FROM subscribers WHERE waitlist_id = ${w.id} AND email = ${email}`);
-    // a dry run writes nothing: an email earlier in the file would have been there
-    const earlier =
-      !existing && imp.dry_run
-        ? (await tx.rows(sql`SELECT 1 FROM import_rows WHERE import_id = ${imp.id} AND email = ${email}
-            AND (joined_at < ${row.joined_at} OR (joined_at = ${row.joined_at} AND line < ${row.line})) LIMIT 1`)).length > 0
-        : false;
+    const existing = known.existing.get(email);
     const rowTags = (data.tags ?? []).filter((t) => t.length <= TAG_NAME_MAX).map((t) => tags.get(foldName(t))).filter((id): id is string => !!id);
     if ((data.tags ?? []).some((t) => t.length > TAG_NAME_MAX || !tags.get(foldName(t)))) {
       problems.push({ line: row.line, message: `tags: some were not added (at most ${TAG_NAME_MAX} characters a name, ${TAGS_PER_WAITLIST} tags a waitlist)` });
     }
     const tagging = (id: string) =>
       rowTags.map((tag) => sql`INSERT INTO subscriber_tags (subscriber_id, tag_id) SELECT ${id}, ${tag} WHERE TRUE ON CONFLICT DO NOTHING`);
-    if (existing || earlier) {
+    const mark = (id: string, pending: string | null = null) =>
+      sql`UPDATE import_rows SET subscriber_id = ${id}, referrer_pending = ${pending} WHERE import_id = ${imp.id} AND line = ${row.line}`;
+    if (existing || earlier.has(email)) {
       if (imp.mode === "skip") {
         counts.skipped++;
-        if (existing) await tx.exec(sql`UPDATE import_rows SET subscriber_id = ${existing.id} WHERE import_id = ${imp.id} AND line = ${row.line}`);
+        if (existing) writes.push(mark(existing.id));
         continue;
       }
       counts.updated++;
       if (!existing) continue;
       const merged = checkCustomFields({ ...(JSON.parse(existing.metadata) as Record<string, unknown>), ...(JSON.parse(metadata) as Record<string, unknown>) });
-      await tx.write([
+      existing.metadata = merged;
+      writes.push(
         sql`UPDATE subscribers SET metadata = ${merged}, updated_at = ${at}
           ${data.name !== undefined ? sql`, name = ${data.name}, name_key = ${foldName(data.name)}` : sql``}
           ${data.phone !== undefined ? sql`, phone = ${data.phone}` : sql``}
           WHERE id = ${existing.id}`,
         ...tagging(existing.id),
-        sql`UPDATE import_rows SET subscriber_id = ${existing.id} WHERE import_id = ${imp.id} AND line = ${row.line}`,
-      ]);
+        mark(existing.id),
+      );
       continue;
     }
     counts.created++;
     const id = sortableToken(20);
-    const code = data.referral_code && /^[A-Za-z0-9_-]{4,64}$/.test(data.referral_code) ? data.referral_code : null;
-    const codeFree = code ? (await tx.rows(sql`SELECT 1 FROM subscribers WHERE referral_code = ${code}`)).length === 0 : false;
-    const referrer = data.referred_by || data.referrer_id ? await referrerOf(tx, w, imp, data) : null;
+    const given = data.referral_code && /^[A-Za-z0-9_-]{4,64}$/.test(data.referral_code) ? data.referral_code : null;
+    const code = given && !known.taken.has(given) ? given : clusteredCode(8);
+    known.taken.add(code);
+    const referrer = (data.referred_by && known.byCode.get(data.referred_by)) || (data.referrer_id && known.byId.get(data.referrer_id)) || null;
     const pending = !referrer && (data.referred_by || data.referrer_id) ? (data.referrer_id ? `id:${data.referrer_id}` : `code:${data.referred_by}`) : null;
+    // what later rows of this batch find: this one, by its email, its codes and its id in the file
+    const self: Ref = { id, code };
+    known.existing.set(email, { id, email, metadata });
+    for (const c of [code, given]) if (c) known.byCode.set(c, self);
+    if (data.id) known.byId.set(data.id, self);
     const joinedAt = data.at ?? row.joined_at;
-    const out = nothing();
     if (imp.notify) {
       webhookEvent(out, w, "subscriber.created", id);
       if (w.welcomeEnabled) emailOut(out, w, "welcome", id);
     }
-    await tx.write([
+    writes.push(
       tx.insertSubscriber({
         id,
         waitlistId: w.id,
@@ -273,7 +337,7 @@ async function runRows(tx: Db, w: Waitlist, imp: ImportRow, rows: Staged[]): Pro
         status: "confirmed",
         deliverability: "unknown",
         points: data.points ?? signUpPoints,
-        referralCode: code && codeFree ? code : clusteredCode(8),
+        referralCode: code,
         signUpToken: sortableToken(24),
         confirmToken: null,
         referrerId: referrer?.id ?? null,
@@ -296,10 +360,11 @@ async function runRows(tx: Db, w: Waitlist, imp: ImportRow, rows: Staged[]): Pro
       ...(data.unsubscribed_at !== undefined || data.email_status
         ? [sql`UPDATE subscribers SET unsubscribed_at = ${data.unsubscribed_at ?? null}, email_status = ${data.email_status ?? "ok"} WHERE id = ${id}`]
         : []),
-      sql`UPDATE import_rows SET subscriber_id = ${id}, referrer_pending = ${pending} WHERE import_id = ${imp.id} AND line = ${row.line}`,
-      ...out.statements,
-    ]);
+      mark(id, pending),
+    );
   }
+  // the batch's writes in one go, in the rows' order
+  if (writes.length || out.statements.length) await tx.write([...writes, ...out.statements]);
   return { counts, problems };
 }
 
