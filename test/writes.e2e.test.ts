@@ -83,9 +83,9 @@ describe("the model covers the migrated database", () => {
 });
 
 describe("writtenBy", () => {
-  test("a subscriber's delete cascades to its referrals, tags, rewards and share clicks, and its trigger to the counters, not the waitlist", () => {
+  test("a subscriber's delete cascades to its referrals, tags, rewards, share clicks and data links, and its trigger to the counters, not the waitlist", () => {
     expect(writtenBy(["DELETE FROM subscribers WHERE id = ?"])).toEqual(
-      new Set(["subscribers", "referrals", "subscriber_tags", "milestone_rewards", "share_clicks", "rank_counts", "waitlists#counts"]),
+      new Set(["subscribers", "referrals", "subscriber_tags", "milestone_rewards", "share_clicks", "data_requests", "rank_counts", "waitlists#counts"]),
     );
     expect(writtenBy(["DELETE FROM tags WHERE id = ?"])).toEqual(new Set(["tags", "subscriber_tags"]));
   });
