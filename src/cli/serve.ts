@@ -17,9 +17,11 @@ const HTTP_DRAIN_MS = 8_000;
 const JOBS_STOP_MS = 2_000;
 /** Kept back at the end of the budget for the checkpoint and the close. */
 const CLOSE_RESERVE_MS = 1_500;
+import { IMPORT_MAX_BYTES } from "../http/body-limit";
 const MEMORY_BUDGET = 120 * 1024 * 1024;
-// the 1 MB limit is answered in JSON by the app (http/request-log.ts); Bun's own, higher, only guards undeclared bodies
-const SOCKET_BODY_LIMIT = 4 * 1024 * 1024;
+// the 1 MB limit is answered in JSON by the app (http/request-log.ts, body-limit.ts, as bodies are read); Bun's own
+// applies to every body, so it is the one body the app lets past 1 MB: an import's CSV (issue 47, up to 1 GB)
+const SOCKET_BODY_LIMIT = IMPORT_MAX_BYTES + 1024 * 1024;
 /** A connection that sends nothing for this long (headers or body trickled, or left idle) is closed. */
 export const IDLE_TIMEOUT_S = 10;
 

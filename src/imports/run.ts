@@ -119,7 +119,8 @@ async function runBatch(db: Db, w: Waitlist, imp: ImportRow, holder: string): Pr
         sql`SELECT cursor_at, cursor_line FROM imports WHERE id = ${imp.id} AND holder = ${holder}${tx.d.forUpdate}`,
       );
       if (!at) throw new Error(`import ${imp.id}: its lease was lost; the batch is run by its holder`);
-      const after = at.cursor_at === null ? sql`` : sql`AND (joined_at > ${at.cursor_at} OR (joined_at = ${at.cursor_at} AND line > ${at.cursor_line}))`;
+      // a row value, so both engines seek the order index to the cursor (the OR form walked every row run before it)
+      const after = at.cursor_at === null ? sql`` : sql`AND (joined_at, line) > (${at.cursor_at}, ${at.cursor_line})`;
       const rows = await tx.rows<Staged>(
         sql`SELECT line, joined_at, email, data FROM import_rows WHERE import_id = ${imp.id} ${after} ORDER BY joined_at, line LIMIT ${BATCH}`,
       );
