@@ -348,8 +348,9 @@ try {
         [
           `sign-ups to ${label}, while staged / run / staged rows deleted (n ${staging.n} / ${running.n} / ${cleaning.n})`,
           `${PACE / keys.length} /s`,
-          [staging, running, cleaning].map((x) => fmt(x.p50, 2)).join(" / "),
-          [staging, running, cleaning].map((x) => fmt(x.p99, 2)).join(" / "),
+          // a phase no sign-up fell into (the deletion can be that short) has no figures
+          [staging, running, cleaning].map((x) => (x.n ? fmt(x.p50, 2) : "-")).join(" / "),
+          [staging, running, cleaning].map((x) => (x.n ? fmt(x.p99, 2) : "-")).join(" / "),
           "-",
         ],
         [`sign-ups to ${label}, upload to none left (n ${d.n})`, `${PACE / keys.length} /s`, fmt(d.p50, 2), fmt(d.p99, 2), "-"],

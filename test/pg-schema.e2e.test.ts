@@ -96,6 +96,25 @@ describe("PostgreSQL schema", () => {
     }
   });
 
+  test("every column that holds a subscriber's id sorts byte-wise, as the id does, so joins on it use the keys (issue 47)", async () => {
+    const client = new SQL(await scratchPgUrl(), { max: 1 });
+    try {
+      await applyPgMigrations(client);
+      const columns = await client`SELECT table_name || '.' || column_name AS col, collation_name AS collation FROM information_schema.columns
+        WHERE table_schema = current_schema() AND (column_name IN ('subscriber_id', 'referrer_id', 'referee_id') OR (table_name = 'subscribers' AND column_name = 'id'))
+        ORDER BY 1`;
+      // the tables that name a subscriber (a new one belongs here, with its column in a migration like 0009)
+      expect(columns.map((c: { col: string }) => c.col)).toEqual([
+        "broadcast_recipients.subscriber_id", "data_requests.subscriber_id", "import_rows.subscriber_id", "milestone_rewards.subscriber_id",
+        "outbox.subscriber_id", "referrals.referee_id", "referrals.referrer_id", "share_clicks.subscriber_id", "subscriber_tags.subscriber_id",
+        "subscribers.id", "subscribers.referrer_id",
+      ]);
+      expect(columns.filter((c: { collation: string | null }) => c.collation !== "C")).toEqual([]);
+    } finally {
+      await client.close();
+    }
+  });
+
   test("the triggers keep the same rank counters, totals, version and daily counts as SQLite's, equal to a recount", async () => {
     const [onPg, onLite] = await Promise.all([pgEngine(), sqliteEngine()]);
     await script(onPg);

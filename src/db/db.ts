@@ -34,6 +34,16 @@ export interface DatabaseSize {
   walBytes: number | null;
 }
 
+export interface TxOptions {
+  /**
+   * false: the commit does not wait for the disk (SQLite's `synchronous = NORMAL` for it, PostgreSQL's
+   * `synchronous_commit = off`): a crash of the machine may lose it whole, never part of it, and it never comes before
+   * a write that was acknowledged. Only for work that records its own progress in the same transaction and is redone
+   * from it (an import's batch, issue 47): its commit then costs no fsync, which the requests' writes wait behind.
+   */
+  durable?: boolean;
+}
+
 export interface Db extends Store, Builder {
   readonly t: Tables;
   /**
@@ -41,7 +51,7 @@ export interface Db extends Store, Builder {
    * READ COMMITTED, so a read that decides a write locks its rows (`d.forUpdate`), and the whole function is
    * run again on a serialization failure or deadlock.
    */
-  tx<T>(fn: (tx: Db) => Promise<T>): Promise<T>;
+  tx<T>(fn: (tx: Db) => Promise<T>, options?: TxOptions): Promise<T>;
   close(): Promise<void>;
   /**
    * A value that differs from any earlier one once anything was committed to the database since, by this process

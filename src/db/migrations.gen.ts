@@ -30,6 +30,7 @@ import p0005 from "../../drizzle-pg/0005_og_image.sql" with { type: "text" };
 import p0006 from "../../drizzle-pg/0006_sources_shares.sql" with { type: "text" };
 import p0007 from "../../drizzle-pg/0007_imports.sql" with { type: "text" };
 import p0008 from "../../drizzle-pg/0008_personal_data.sql" with { type: "text" };
+import p0009 from "../../drizzle-pg/0009_subscriber_id_collation.sql" with { type: "text" };
 
 export const migrations: { tag: string; sql: string }[] = [
   { tag: "0000_init", sql: m0000 },
@@ -66,4 +67,5 @@ export const pgMigrations: { tag: string; sql: string }[] = [
   { tag: "0006_sources_shares", sql: p0006 },
   { tag: "0007_imports", sql: p0007 },
   { tag: "0008_personal_data", sql: p0008 },
+  { tag: "0009_subscriber_id_collation", sql: p0009 },
 ];

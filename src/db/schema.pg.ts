@@ -1,5 +1,8 @@
 // The PostgreSQL twin of schema.ts (issue 18): the same tables, columns and indexes in pg-core types, kept in step by
 // test/schema-parity.unit.test.ts; drizzle-kit generates drizzle-pg/ from it. ms timestamps are bigint, flags boolean.
+// Collations are set in custom migrations, which drizzle-kit does not see: subscribers.id and outbox.id are
+// `COLLATE "C"` (0001_triggers.sql), and so is every column that holds a subscriber's id (0009_subscriber_id_collation.sql:
+// a join between columns of two collations cannot use an index). A new such column needs the same.
 import { sql } from "drizzle-orm";
 import { bigint, boolean, index, integer, pgTable, primaryKey, text, uniqueIndex } from "drizzle-orm/pg-core";
 import { PLANS, SUBSCRIBER_STATUSES, ACCESS_STATUSES, DELIVERABILITY, TAG_COLORS, OUTBOX_KINDS, OUTBOX_STATUSES, EMAIL_STATUSES, BROADCAST_STATUSES, RECIPIENT_STATUSES, IMPORT_STATUSES, PAGE_TYPES, PAGE_STATUSES } from "./schema";

@@ -32,6 +32,7 @@ export function transactionDb(raw: object, db: Db, run: RunInTransaction, write:
     rows: async <T>(q: SQL) => (await run(q, 0)).rows as T[],
     exec: async (q: SQL) => ({ changed: (await run(q, 0)).changed }),
     write,
+    // nested: part of the transaction in hand, as durable as it is
     tx: <T>(fn: (inner: Db) => Promise<T>) => fn(tx),
     changeStamp: () => null,
     ownCommits: null,

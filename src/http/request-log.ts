@@ -2,6 +2,7 @@
 import { Elysia } from "elysia";
 import { token } from "../clock";
 import { checkDeclaredLength } from "./body-limit";
+import { requestEnded, requestStarted } from "./foreground";
 import type { Logger } from "../log";
 import type { RequestObserver } from "./metrics";
 
@@ -28,6 +29,7 @@ export function sentStatus(response: unknown, status: number | string | undefine
 export function requestLog(log: Logger, observe?: RequestObserver) {
   return new Elysia({ name: "http/request-log" })
     .onRequest(({ request, set }) => {
+      requestStarted(request);
       const id = token(16);
       (request as unknown as { [STARTED]: Started })[STARTED] = { id, at: performance.now() };
       set.headers["x-request-id"] = id;
@@ -36,6 +38,7 @@ export function requestLog(log: Logger, observe?: RequestObserver) {
       checkDeclaredLength(request);
     })
     .onAfterResponse({ as: "global" }, ({ request, path, route, set, responseValue }) => {
+      requestEnded(request);
       const s = startOf(request);
       const ms = s ? performance.now() - s.at : 0;
       const status = sentStatus(responseValue, set.status);

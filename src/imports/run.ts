@@ -12,6 +12,7 @@ import { lenientOrigin } from "../analytics/sources";
 import { email as emailOut, nothing, webhookEvent } from "../outbox/events";
 import { isDisposable, isValidEmailSyntax } from "../subscribers/email";
 import { lockLine } from "../subscribers/lock";
+import { paced } from "../http/foreground";
 import { checkCustomFields } from "../subscribers/metadata";
 import { NAME_MAX, PHONE_MAX } from "../subscribers/model";
 import { checkAnswers, formFieldsOf } from "../waitlists/form-fields";
@@ -19,7 +20,11 @@ import { TAG_NAME_MAX, TAGS_PER_WAITLIST } from "../tags/service";
 import { dropStaged } from "./stage";
 import type { RowData } from "./mapping";
 
-/** Rows per transaction: small enough that a sign-up arriving meanwhile waits little for the line's lock. */
+/**
+ * Rows per transaction at most; each batch is sized to take about STEP_MS (foreground.ts `paced`): on the embedded
+ * engine a batch holds the event loop, on PostgreSQL the waitlist's line lock, and a sign-up that comes meanwhile
+ * waits for it.
+ */
 export const BATCH = 100;
 const ERRORS_MAX = 1_000;
 /** An import whose holder stopped (a crash) is taken over this long after its last batch. */
@@ -35,10 +40,7 @@ interface ImportRow {
   dry_run: boolean | number;
   notify: boolean | number;
   mapping: string;
-  cursor_at: number | null;
-  cursor_line: number | null;
   linked: boolean | number;
-  errors: string;
 }
 
 interface Staged {
@@ -51,14 +53,16 @@ interface Staged {
 type Problem = { line: number; message: string };
 type Counts = { created: number; updated: number; skipped: number; invalid: number };
 
-/** Takes (or renews) the import's lease; null when another holder runs it or it is over. */
-async function lease(db: Db, id: string, holder: string): Promise<ImportRow | null> {
+/** Takes (or renews) the import's lease, with its waitlist; null when another holder runs it or it is over. */
+async function lease(db: Db, id: string, holder: string): Promise<{ imp: ImportRow; w: Waitlist } | null> {
   const at = now();
-  const [row] = await db.rows<ImportRow>(sql`UPDATE imports SET holder = ${holder}, locked_until = ${at + LEASE_MS}, updated_at = ${at},
+  const [imp] = await db.rows<ImportRow>(sql`UPDATE imports SET holder = ${holder}, locked_until = ${at + LEASE_MS}, updated_at = ${at},
       status = CASE WHEN status = 'queued' THEN 'running' ELSE status END
     WHERE id = ${id} AND status IN ('queued', 'running') AND (locked_until IS NULL OR locked_until < ${at} OR holder = ${holder})
-    RETURNING id, waitlist_id, status, mode, dry_run, notify, mapping, cursor_at, cursor_line, linked, errors`);
-  return row ?? null;
+    RETURNING id, waitlist_id, status, mode, dry_run, notify, mapping, linked`);
+  if (!imp) return null;
+  const [w] = await db.select().from(db.t.waitlists).where(sql`id = ${imp.waitlist_id}`);
+  return w ? { imp, w } : null;
 }
 
 class DryRun extends Error {
@@ -91,65 +95,78 @@ export async function processImport(db: Db, importId: string, ms: number, holder
 const running = new Set<string>();
 
 async function runFor(db: Db, importId: string, ms: number, holder: string): Promise<"done" | "more" | "busy"> {
-  const end = now() + ms;
-  for (;;) {
-    const imp = await lease(db, importId, holder);
-    if (!imp) return "busy";
-    const [w] = await db.select().from(db.t.waitlists).where(sql`id = ${imp.waitlist_id}`);
-    if (!w) return "busy";
-    const more = await runBatch(db, w, imp, holder);
-    if (!more) {
-      if (!imp.dry_run && !imp.linked) await linkReferrals(db, w, imp, holder);
-      await finish(db, imp.id, holder);
-      return "done";
-    }
-    if (now() >= end) return "more";
-    // a turn of the event loop between batches: requests waiting for this process go first
-    await new Promise((r) => setImmediate(r));
-  }
+  const deadline = performance.now() + ms;
+  const first = await lease(db, importId, holder);
+  if (!first) return "busy";
+  let held: typeof first | null = first;
+  let leasedAt = performance.now();
+  // batches give way to requests and are sized by time (foreground.ts); the lease is renewed well before it lapses
+  const state = await paced(
+    async (size) => {
+      if (performance.now() - leasedAt > LEASE_MS / 3) {
+        held = await lease(db, importId, holder);
+        leasedAt = performance.now();
+      }
+      return held !== null && runBatch(db, held.w, held.imp, holder, size);
+    },
+    { first: 10, max: BATCH, deadline },
+  );
+  if (held === null) return "busy";
+  if (state === "more") return "more";
+  const { imp, w }: { imp: ImportRow; w: Waitlist } = held;
+  if (!imp.dry_run && !imp.linked) await linkReferrals(db, w, imp, holder);
+  await finish(db, imp.id, holder);
+  return "done";
 }
 
-/** One batch; false when no row was left. */
-async function runBatch(db: Db, w: Waitlist, imp: ImportRow, holder: string): Promise<boolean> {
+/** One batch of up to `size` rows; false when no row was left. */
+async function runBatch(db: Db, w: Waitlist, imp: ImportRow, holder: string, size: number): Promise<boolean> {
   let more = true;
   try {
     await db.tx(async (tx) => {
       // the cursor as committed, read under the import's row lock: two runs of one holder take turns, never one batch twice
-      const [at] = await tx.rows<{ cursor_at: number | null; cursor_line: number | null }>(
-        sql`SELECT cursor_at, cursor_line FROM imports WHERE id = ${imp.id} AND holder = ${holder}${tx.d.forUpdate}`,
+      const [at] = await tx.rows<{ cursor_at: number | null; cursor_line: number | null; errors: string }>(
+        sql`SELECT cursor_at, cursor_line, errors FROM imports WHERE id = ${imp.id} AND holder = ${holder}${tx.d.forUpdate}`,
       );
       if (!at) throw new Error(`import ${imp.id}: its lease was lost; the batch is run by its holder`);
       // a row value, so both engines seek the order index to the cursor (the OR form walked every row run before it)
       const after = at.cursor_at === null ? sql`` : sql`AND (joined_at, line) > (${at.cursor_at}, ${at.cursor_line})`;
       const rows = await tx.rows<Staged>(
-        sql`SELECT line, joined_at, email, data FROM import_rows WHERE import_id = ${imp.id} ${after} ORDER BY joined_at, line LIMIT ${BATCH}`,
+        sql`SELECT line, joined_at, email, data FROM import_rows WHERE import_id = ${imp.id} ${after} ORDER BY joined_at, line LIMIT ${size}`,
       );
       if (rows.length === 0) {
         more = false;
         return;
       }
-      const result = await runRows(tx, w, imp, rows);
+      const { counts, problems, writes } = await runRows(tx, w, imp, rows);
+      const last = rows[rows.length - 1]!;
       // a dry run's batch is rolled back: only what it counted is kept
-      if (imp.dry_run) throw new DryRun(result.counts, result.problems, rows[rows.length - 1]!);
-      await record(tx, imp, holder, result.counts, result.problems, rows[rows.length - 1]!);
-    });
+      if (imp.dry_run) throw new DryRun(counts, problems, last);
+      // the rows' writes, the counts and the cursor in one go (on PostgreSQL one round trip, under the line's lock)
+      await tx.write([...writes, progress(imp, holder, at.errors, counts, problems, last)]);
+      // redone from the cursor if a crash loses it: its commit need not wait for the disk (db.ts TxOptions)
+    }, { durable: false });
   } catch (err) {
     if (!(err instanceof DryRun)) throw err;
-    await record(db, imp, holder, err.counts, err.problems, err.last);
+    const [{ errors }] = await db.rows<{ errors: string }>(sql`SELECT errors FROM imports WHERE id = ${imp.id}`);
+    await db.exec(progress(imp, holder, errors, err.counts, err.problems, err.last));
   }
   return more;
 }
 
-/** The batch's counts, problems and cursor, written with it; the lease guards it (a lost lease rolls the batch back). */
-async function record(db: Db, imp: ImportRow, holder: string, counts: Counts, problems: Problem[], last: Staged) {
-  const [{ errors }] = await db.rows<{ errors: string }>(sql`SELECT errors FROM imports WHERE id = ${imp.id}`);
+/** The first ERRORS_MAX problems: those kept, then the new ones. */
+function mergeErrors(errors: string, problems: Problem[]): string {
   const kept = JSON.parse(errors) as Problem[];
-  const merged = kept.length >= ERRORS_MAX ? errors : JSON.stringify([...kept, ...problems].slice(0, ERRORS_MAX));
-  const updated = await db.exec(sql`UPDATE imports SET created = created + ${counts.created}, updated = updated + ${counts.updated},
+  return kept.length >= ERRORS_MAX ? errors : JSON.stringify([...kept, ...problems].slice(0, ERRORS_MAX));
+}
+
+/** The batch's counts, problems and cursor; the lease guards it (the batch read the cursor under the import's row lock). */
+function progress(imp: ImportRow, holder: string, errors: string, counts: Counts, problems: Problem[], last: Staged): SQL {
+  const merged = problems.length ? mergeErrors(errors, problems) : errors;
+  return sql`UPDATE imports SET created = created + ${counts.created}, updated = updated + ${counts.updated},
       skipped = skipped + ${counts.skipped}, invalid = invalid + ${counts.invalid}, errors = ${merged},
       cursor_at = ${last.joined_at}, cursor_line = ${last.line}, updated_at = ${now()}
-    WHERE id = ${imp.id} AND holder = ${holder}`);
-  if (updated.changed !== 1) throw new Error(`import ${imp.id}: its lease was lost; the batch is run again by its holder`);
+    WHERE id = ${imp.id} AND holder = ${holder}`;
 }
 
 /** Tags by folded name for the batch: the waitlist's, and the new ones made under the cap (null past it). */
@@ -226,19 +243,24 @@ function credit(w: Waitlist, refereeId: string, referrerId: string, points: numb
   ];
 }
 
-async function runRows(tx: Db, w: Waitlist, imp: ImportRow, rows: Staged[]): Promise<{ counts: Counts; problems: Problem[] }> {
+/** What the batch's rows come to: counts, problems, and the writes (in the rows' order) that make them so. */
+async function runRows(tx: Db, w: Waitlist, imp: ImportRow, rows: Staged[]): Promise<{ counts: Counts; problems: Problem[]; writes: SQL[] }> {
   const counts: Counts = { created: 0, updated: 0, skipped: 0, invalid: 0 };
   const problems: Problem[] = [];
   const invalid = (line: number, message: string) => {
     counts.invalid++;
     problems.push({ line, message });
   };
-  // the line's lock first, as every write to it takes it (lock.ts)
-  await tx.rows(lockLine(tx, w.id));
   const questions = formFieldsOf(w).map((q) => ({ ...q, required: false }));
   const parsed = rows.map((r) => ({ row: r, data: JSON.parse(r.data) as RowData }));
   const usable = parsed.filter((p) => !p.data.error).map((p) => p.data);
-  const [tags, known] = await Promise.all([tagIds(tx, w, usable.flatMap((d) => d.tags ?? [])), batchContext(tx, w, imp, usable)]);
+  // the line's lock first, as every write to it takes it (lock.ts); the reads go out behind it without waiting for it
+  // (a connection runs its statements in the order sent), so on PostgreSQL they cost the lock one round trip
+  const [, tags, known] = await Promise.all([
+    tx.rows(lockLine(tx, w.id)),
+    tagIds(tx, w, usable.flatMap((d) => d.tags ?? [])),
+    batchContext(tx, w, imp, usable),
+  ]);
   // a dry run writes nothing: an email earlier in the file, in an earlier batch, would have been there
   const earlier = imp.dry_run && usable.length
     ? new Set(
@@ -364,40 +386,43 @@ async function runRows(tx: Db, w: Waitlist, imp: ImportRow, rows: Staged[]): Pro
       mark(id, pending),
     );
   }
-  // the batch's writes in one go, in the rows' order
-  if (writes.length || out.statements.length) await tx.write([...writes, ...out.statements]);
-  return { counts, problems };
+  return { counts, problems, writes: [...writes, ...out.statements] };
 }
 
 /** Rows whose referrer came later in the file: linked now that every row is in (a referrer still missing is a problem). */
 async function linkReferrals(db: Db, w: Waitlist, imp: ImportRow, holder: string) {
   const points = givesPoints(imp) ? 0 : w.referralEnabled ? w.referralPoints : 0;
-  for (;;) {
-    const waiting = await db.rows<{ line: number; subscriber_id: string; referrer_pending: string }>(
-      sql`SELECT line, subscriber_id, referrer_pending FROM import_rows WHERE import_id = ${imp.id} AND referrer_pending IS NOT NULL ORDER BY line LIMIT ${BATCH}`,
-    );
-    if (waiting.length === 0) break;
-    await db.tx(async (tx) => {
-      await tx.rows(lockLine(tx, w.id));
-      const problems: Problem[] = [];
-      for (const r of waiting) {
-        const [kind, ...rest] = r.referrer_pending.split(":");
-        const ref = rest.join(":");
-        const referrer = await referrerOf(tx, w, imp, kind === "id" ? { referrer_id: ref } : { referred_by: ref });
-        if (referrer && referrer.id !== r.subscriber_id) {
-          await tx.write([
-            sql`UPDATE subscribers SET referrer_id = ${referrer.id}, referred_by = ${referrer.code} WHERE id = ${r.subscriber_id}`,
-            ...credit(w, r.subscriber_id, referrer.id, points, now()),
-          ]);
-        } else problems.push({ line: r.line, message: `referrer ${kind === "id" ? "id" : "code"} "${ref}" is neither in the file nor on the list: imported without a referrer` });
-        await tx.exec(sql`UPDATE import_rows SET referrer_pending = NULL WHERE import_id = ${imp.id} AND line = ${r.line}`);
-      }
-      if (problems.length) {
-        const [{ errors }] = await tx.rows<{ errors: string }>(sql`SELECT errors FROM imports WHERE id = ${imp.id}`);
-        await tx.exec(sql`UPDATE imports SET errors = ${JSON.stringify([...(JSON.parse(errors) as Problem[]), ...problems].slice(0, ERRORS_MAX))} WHERE id = ${imp.id} AND holder = ${holder}`);
-      }
-    });
-  }
+  await paced(
+    async (size) => {
+      const waiting = await db.rows<{ line: number; subscriber_id: string; referrer_pending: string }>(
+        sql`SELECT line, subscriber_id, referrer_pending FROM import_rows WHERE import_id = ${imp.id} AND referrer_pending IS NOT NULL ORDER BY line LIMIT ${size}`,
+      );
+      if (waiting.length === 0) return false;
+      await db.tx(async (tx) => {
+        await tx.rows(lockLine(tx, w.id));
+        const problems: Problem[] = [];
+        for (const r of waiting) {
+          const [kind, ...rest] = r.referrer_pending.split(":");
+          const ref = rest.join(":");
+          const referrer = await referrerOf(tx, w, imp, kind === "id" ? { referrer_id: ref } : { referred_by: ref });
+          if (referrer && referrer.id !== r.subscriber_id) {
+            await tx.write([
+              sql`UPDATE subscribers SET referrer_id = ${referrer.id}, referred_by = ${referrer.code} WHERE id = ${r.subscriber_id}`,
+              ...credit(w, r.subscriber_id, referrer.id, points, now()),
+            ]);
+          } else problems.push({ line: r.line, message: `referrer ${kind === "id" ? "id" : "code"} "${ref}" is neither in the file nor on the list: imported without a referrer` });
+          await tx.exec(sql`UPDATE import_rows SET referrer_pending = NULL WHERE import_id = ${imp.id} AND line = ${r.line}`);
+        }
+        if (problems.length) {
+          const [{ errors }] = await tx.rows<{ errors: string }>(sql`SELECT errors FROM imports WHERE id = ${imp.id}`);
+          await tx.exec(sql`UPDATE imports SET errors = ${mergeErrors(errors, problems)} WHERE id = ${imp.id} AND holder = ${holder}`);
+        }
+        // its rows stay pending until it commits: a crash that loses it has them linked again
+      }, { durable: false });
+      return true;
+    },
+    { first: 10, max: BATCH },
+  );
   await db.exec(sql`UPDATE imports SET linked = TRUE WHERE id = ${imp.id}`);
 }
 

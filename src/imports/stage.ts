@@ -1,6 +1,7 @@
 // Issue 47: an import's first step: the CSV read as it streams in (csv-parse), each record mapped and staged in
-// import_rows 500 at a time, in constant memory; the import's row is written last, so an upload that breaks off (a bad
+// import_rows 200 at a time, in constant memory; the import's row is written last, so an upload that breaks off (a bad
 // quote, a dropped connection, a crash) leaves no import, and its staged rows are removed (or pruned).
+import { once } from "node:events";
 import { Readable } from "node:stream";
 import { parse } from "csv-parse";
 import { sql } from "drizzle-orm";
@@ -8,9 +9,13 @@ import { now, sortableToken } from "../clock";
 import type { Db } from "../db/db";
 import type { Waitlist } from "../http/api";
 import { AppError, badRequest } from "../http/errors";
+import { paced, turn } from "../http/foreground";
 import { mapColumns, readRow, type Field } from "./mapping";
 
-const STAGE_BATCH = 500;
+/** Rows a statement; a turn of the event loop follows each (the file is read on its request's thread). */
+const STAGE_BATCH = 200;
+/** The file is parsed this much at a time, a turn of the event loop between (~1 ms of parsing). */
+const PIECE_BYTES = 16_384;
 /** A staged row left without its import (an upload cut off by a crash) is pruned after this long. */
 export const ORPHAN_MS = 6 * 3_600_000;
 
@@ -61,8 +66,22 @@ export async function stageImport(db: Db, w: Waitlist, source: Source, options: 
   const at = now();
   const input = source instanceof ReadableStream ? Readable.fromWeb(source as import("node:stream/web").ReadableStream) : (source as Readable);
   const parser = parse({ bom: true, relax_column_count: true, skip_empty_lines: true, info: true, max_record_size: 1_000_000 });
-  input.on("error", (err) => parser.destroy(err));
-  input.pipe(parser);
+  // the file fed to the parser a piece at a time with a turn between (a body's chunk can be a megabyte: parsed in one
+  // go, 12,000 rows held the event loop for ~100 ms); the parser's own back-pressure paces it to the staging
+  const stop = new AbortController();
+  void (async () => {
+    for await (const chunk of input as AsyncIterable<Uint8Array | string>) {
+      const bytes = typeof chunk === "string" ? Buffer.from(chunk) : chunk;
+      for (let at = 0; at < bytes.length; at += PIECE_BYTES) {
+        if (stop.signal.aborted) return;
+        if (!parser.write(bytes.subarray(at, at + PIECE_BYTES))) await once(parser, "drain", { signal: stop.signal });
+        await turn();
+      }
+    }
+    parser.end();
+  })().catch((err: unknown) => {
+    if (!stop.signal.aborted) parser.destroy(err instanceof Error ? err : new Error(String(err)));
+  });
   let headers: string[] | null = null;
   let fields: Field[] = [];
   let batch: { line: number; at: number; email: string | null; data: string; extId: string | null; extCode: string | null }[] = [];
@@ -70,10 +89,13 @@ export async function stageImport(db: Db, w: Waitlist, source: Source, options: 
   const flush = async () => {
     if (!batch.length) return;
     const values = batch.map((r) => sql`(${id}, ${r.line}, ${w.id}, ${r.at}, ${r.email}, ${r.data}, ${r.extId}, ${r.extCode}, ${at})`);
-    await db.exec(sql`INSERT INTO import_rows (import_id, line, waitlist_id, joined_at, email, data, ext_id, ext_code, staged_at) VALUES ${sql.join(values, sql`, `)}`);
+    // a staged row lost in a crash belongs to no import yet (its row is written last): its commit need not wait for the disk
+    const insert = sql`INSERT INTO import_rows (import_id, line, waitlist_id, joined_at, email, data, ext_id, ext_code, staged_at) VALUES ${sql.join(values, sql`, `)}`;
+    await db.tx((tx) => tx.exec(insert), { durable: false });
     rows += batch.length;
     batch = [];
     onRows?.(rows);
+    await turn();
   };
   try {
     try {
@@ -100,21 +122,30 @@ export async function stageImport(db: Db, w: Waitlist, source: Source, options: 
       VALUES (${id}, ${w.id}, 'queued', ${options.mode}, ${options.dryRun}, ${options.notify}, ${JSON.stringify(mapping)}, ${rows}, ${at}, ${at})`);
     return id;
   } catch (err) {
-    input.unpipe?.(parser);
+    stop.abort();
     parser.destroy();
     await dropStaged(db, id).catch(() => {});
     throw err;
   }
 }
 
-/** Removes an import's staged rows, a slice at a time (a million rows in one statement would hold the writer long). */
+/**
+ * Removes an import's staged rows, a slice at a time sized by time and giving way to requests (foreground.ts): a
+ * million rows in one statement would hold the writer for seconds. A slice lost in a crash is pruned later.
+ */
 export async function dropStaged(db: Db, importId: string): Promise<void> {
-  for (;;) {
-    const n = await db.exec(sql`DELETE FROM import_rows WHERE import_id = ${importId} AND line IN (SELECT line FROM import_rows WHERE import_id = ${importId} LIMIT 5000)`);
-    if (n.changed === 0) return;
-  }
+  const slice = (size: number) =>
+    sql`DELETE FROM import_rows WHERE import_id = ${importId} AND line IN (SELECT line FROM import_rows WHERE import_id = ${importId} LIMIT ${size})`;
+  await paced(async (size) => (await db.tx((tx) => tx.exec(slice(size)), { durable: false })).changed > 0, { first: 200, max: 5_000 });
 }
 
-/** Staged rows whose upload never became an import (cut off by a crash), once they are ORPHAN_MS old. */
-export const pruneOrphans = (db: Db, at = now()) =>
-  db.exec(sql`DELETE FROM import_rows WHERE staged_at < ${at - ORPHAN_MS} AND NOT EXISTS (SELECT 1 FROM imports i WHERE i.id = import_rows.import_id)`);
+/**
+ * Staged rows no import will run: an upload's cut off by a crash (no import row, once they are ORPHAN_MS old), and an
+ * import's that ended while its rows were being removed.
+ */
+export async function pruneOrphans(db: Db, at = now()): Promise<void> {
+  const left = await db.rows<{ id: string }>(sql`SELECT DISTINCT import_id AS id FROM import_rows r
+    WHERE (r.staged_at < ${at - ORPHAN_MS} AND NOT EXISTS (SELECT 1 FROM imports i WHERE i.id = r.import_id))
+      OR EXISTS (SELECT 1 FROM imports i WHERE i.id = r.import_id AND i.status IN ('done', 'failed'))`);
+  for (const { id } of left) await dropStaged(db, id);
+}

@@ -4,7 +4,7 @@
 // columns map their own.
 import { SQL as Sql } from "bun";
 import { drizzle } from "drizzle-orm/bun-sql";
-import type { Db } from "../db";
+import type { Db, TxOptions } from "../db";
 import { DatabaseOpenError, isDatabaseUnavailable } from "../errors";
 import * as schema from "../schema";
 import * as pgSchema from "../schema.pg";
@@ -67,8 +67,14 @@ export async function openPgDb(settings: PgSettings): Promise<Db> {
     compact: async () => ({ freedPages: 0 }),
     size: async () => ({ bytes: Number((await client`SELECT pg_database_size(current_database()) AS b`)[0].b), walBytes: null }),
     onTiming: (hook: Timing["hook"]) => void (timing.hook = hook),
-    tx: timed(timing, "transaction", <T>(fn: (tx: Db) => Promise<T>) =>
-      retried(() => builder.transaction((raw) => fn(pgTx(raw, (raw as any).session.client as Sql, db))))) as Db["tx"],
+    tx: timed(timing, "transaction", <T>(fn: (tx: Db) => Promise<T>, options?: TxOptions) =>
+      retried(() =>
+        builder.transaction(async (raw) => {
+          const conn = (raw as any).session.client as Sql;
+          if (options?.durable === false) await conn.unsafe("SET LOCAL synchronous_commit = off");
+          return fn(pgTx(raw, conn, db));
+        }),
+      )) as Db["tx"],
     $path: null,
     $created: [],
   }) as unknown as Db;

@@ -26,6 +26,12 @@ export interface FileWriter {
    * results once they have run, the write lock still held, right before the COMMIT.
    */
   transaction(statements: InStatement[], beforeCommit?: (results: ResultSet[]) => void): Promise<ResultSet[]>;
+  /**
+   * An interactive transaction (`db.tx`) on this connection: BEGIN IMMEDIATE, `fn` given this connection's way of
+   * running statements (as `transaction` runs them; a statement's error as the client's), then the COMMIT off the event
+   * loop as a group's; a ROLLBACK when `fn` throws. Only under the group writer's lock (`exclusive`).
+   */
+  interactive<T>(fn: (run: (statements: InStatement[]) => ResultSet[]) => Promise<T>, options?: { durable?: boolean }): Promise<T>;
   /** Closes the connection once a commit under way has ended. */
   close(): Promise<void>;
 }
@@ -177,6 +183,41 @@ export function fileWriter(path: string, timeout: number): FileWriter {
         }
       } catch (err) {
         throw libsqlError(err);
+      }
+    },
+    async interactive(fn, options) {
+      // not durable (db.ts TxOptions): its COMMIT appends to the WAL without an fsync; the connection's own setting after
+      let restore: string | null = null;
+      try {
+        if (options?.durable === false) {
+          const level = Number(execute("PRAGMA synchronous").rows[0]?.[0]);
+          if (level > 1) {
+            restore = `PRAGMA synchronous = ${level}`;
+            plain("PRAGMA synchronous = NORMAL");
+          }
+        }
+        plain("BEGIN IMMEDIATE");
+      } catch (err) {
+        if (restore) plain(restore);
+        throw libsqlError(err);
+      }
+      try {
+        const result = await fn((statements) => {
+          try {
+            return executeAll(statements);
+          } catch (err) {
+            throw libsqlError(err);
+          }
+        });
+        try {
+          await (committing = commitOffThread());
+        } catch (err) {
+          throw libsqlError(err);
+        }
+        return result;
+      } finally {
+        if (conn?.inTransaction) plain("ROLLBACK");
+        if (restore) plain(restore);
       }
     },
     async close() {

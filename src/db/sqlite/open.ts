@@ -4,19 +4,20 @@ import { chmodSync, existsSync, mkdirSync, rmdirSync, rmSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { createClient, type Client } from "@libsql/client";
 import { drizzle } from "drizzle-orm/libsql";
-import type { Db } from "../db";
+import type { Db, TxOptions } from "../db";
 import { DatabaseOpenError } from "../errors";
 import * as schema from "../schema";
 import { timed, type Timing } from "../timing";
 import { databasePath, displayUrl } from "../url";
 import { changeProbe, oncePerTurn } from "./change-stamp";
+import { checkpointer } from "./checkpointer";
 import { fileWriter } from "./file-writer";
 import { createGroupWriter, routeWrites, type GroupWriter } from "./group-writer";
 import { checkpoint, compactDatabase, fileSizes } from "./maintenance";
 import { applyMigrations } from "./migrate";
 import { ownCommits } from "./own-commits";
 import { cacheStatements, onEveryConnection } from "./statement-cache";
-import { sqliteStore, sqliteTx } from "./store";
+import { fileTx, fileTxBuilder, sqliteStore, sqliteTx } from "./store";
 
 /** The embedded Db with what only it has: for the CLI's file commands (backup) and the tests. */
 export type SqliteDb = Db & {
@@ -56,7 +57,7 @@ function removePaths(paths: string[]): void {
     }
   }
 }
-export async function openSqliteDb(settings: { url: string; sync?: "full" | "normal" }): Promise<SqliteDb> {
+export async function openSqliteDb(settings: { url: string; sync?: "full" | "normal"; warn?: (message: string, fields?: Record<string, unknown>) => void }): Promise<SqliteDb> {
   const path = databasePath(settings.url);
   const isFile = settings.url.startsWith("file:");
   const created = path ? missingPaths(path) : [];
@@ -70,7 +71,9 @@ export async function openSqliteDb(settings: { url: string; sync?: "full" | "nor
     }
     // per connection, each one the driver's pool opens: synchronous FULL (the default): an acknowledged write survives
     // power loss; NORMAL (DATABASE_SYNC=normal) survives a crash of the process but not of the machine
-    if (path) forget = onEveryConnection(path, `PRAGMA foreign_keys = ON; PRAGMA synchronous = ${settings.sync === "normal" ? "NORMAL" : "FULL"};`);
+    // power loss; NORMAL (DATABASE_SYNC=normal) survives a crash of the process but not of the machine. No automatic
+    // checkpoints: the checkpointer runs them off the writers' path (checkpointer.ts)
+    if (path) forget = onEveryConnection(path, `PRAGMA foreign_keys = ON; PRAGMA synchronous = ${settings.sync === "normal" ? "NORMAL" : "FULL"}; PRAGMA wal_autocheckpoint = 0;`);
     client = createClient({ url: settings.url, timeout: BUSY_TIMEOUT_MS });
     if (isFile) {
       // WAL (kept in the file) lets the CLI and several instances share one file; busy_timeout (set per connection
@@ -92,7 +95,12 @@ export async function openSqliteDb(settings: { url: string; sync?: "full" | "nor
   const observe = probe?.counts ? { stamp: probe.stamp, commits: ownCommits() } : undefined;
   // a file's group commits run on a connection of their own; an in-memory database has only the client's
   const file = path ? fileWriter(path, BUSY_TIMEOUT_MS) : undefined;
-  const writer = createGroupWriter(client, { observe, written: turn?.forget, file });
+  const checkpoints = path ? checkpointer(path, BUSY_TIMEOUT_MS, settings.warn) : undefined;
+  const written = () => {
+    turn?.forget();
+    checkpoints?.written();
+  };
+  const writer = createGroupWriter(client, { observe, written, file });
   const timing: Timing = { hook: null };
   routeWrites(client, writer);
   timeClient(client, timing);
@@ -102,6 +110,7 @@ export async function openSqliteDb(settings: { url: string; sync?: "full" | "nor
   const upkeep = { client, writer, path };
   const opened = client;
   const builder = drizzle(client, { schema });
+  const txBuilder = file ? fileTxBuilder(schema) : null;
   const db: SqliteDb = Object.assign(builder, store, {
     t: schema as unknown as Db["t"],
     changeStamp: turn?.read ?? (() => null),
@@ -115,13 +124,20 @@ export async function openSqliteDb(settings: { url: string; sync?: "full" | "nor
     },
     onTiming: (hook: Timing["hook"]) => void (timing.hook = hook),
     close: async () => {
+      await checkpoints?.close();
       await file?.close();
       probe?.close();
       opened.close();
       forget?.();
     },
-    // IMMEDIATE: the write lock is taken at the start, so what the transaction reads stays true until it commits
-    tx: <T>(fn: (tx: Db) => Promise<T>) => writer.exclusive(() => builder.transaction((raw) => fn(sqliteTx(raw, db)), { behavior: "immediate" })),
+    // IMMEDIATE: the write lock is taken at the start, so what the transaction reads stays true until it commits; a
+    // file's on its writer connection (store.ts fileTx), an in-memory database's on the client's
+    tx: <T>(fn: (tx: Db) => Promise<T>, options?: TxOptions) =>
+      writer.exclusive(() =>
+        file && txBuilder
+          ? file.interactive((run) => fn(fileTx(run, txBuilder, db)), options).finally(() => void (txBuilder.current = null))
+          : builder.transaction((raw) => fn(sqliteTx(raw, db)), { behavior: "immediate" }),
+      ),
     $client: client,
     $writer: writer,
     $path: path,

@@ -1,6 +1,7 @@
 // The Store on embedded libSQL: statements flattened once (toStatement), writes through the group commit, a turn's
 // sign-ups merged (sign-ups.ts); and an interactive transaction dressed as a Db.
-import type { Client, InStatement } from "@libsql/client";
+import type { Client, InStatement, ResultSet } from "@libsql/client";
+import { drizzle as drizzleProxy } from "drizzle-orm/sqlite-proxy";
 import { SQL as DrizzleSQL, StringChunk, type SQL } from "drizzle-orm";
 import { SQLiteAsyncDialect } from "drizzle-orm/sqlite-core";
 import type { Db } from "../db";
@@ -88,4 +89,40 @@ export function clientStore(client: Client): Pick<Store, "rows" | "write"> {
 export function sqliteTx(raw: object, db: Db): Db {
   const run = async (q: SQL) => changedRows(await (raw as { run(q: SQL): Promise<{ rows: Row[]; rowsAffected: number }> }).run(q));
   return transactionDb(raw, db, run);
+}
+
+/**
+ * An interactive transaction on the file's writer connection (file-writer.ts `interactive`) dressed as a Db: its
+ * statements prepared once and stepped as a group's, a write's run of sign-up INSERTs merged as a group's, and its
+ * COMMIT off the event loop (issue 47: on the client's connection each import batch's COMMIT and fsync held the event
+ * loop, p99 4 ms). `builder` (drizzle over sqlite-proxy) runs the builder's queries on the same connection; made once
+ * per database, it is given each transaction's `run` through a prototype of its own.
+ */
+export function fileTx(run: (statements: InStatement[]) => ResultSet[], builder: FileTxBuilder, db: Db): Db {
+  const one = async (q: SQL) => changedRows(run([toStatement(q)])[0]!);
+  const raw = Object.create(builder.db) as object;
+  builder.current = run;
+  return transactionDb(raw, db, one, async (queries) => run(queries.map(toStatement)).map((r) => r.rows as unknown as Row[]));
+}
+
+/** drizzle's builder over the transaction in hand (sqlite-proxy: each query handed over as text, values and method). */
+export interface FileTxBuilder {
+  db: object;
+  current: ((statements: InStatement[]) => ResultSet[]) | null;
+}
+
+export function fileTxBuilder(schema: Record<string, unknown>): FileTxBuilder {
+  const out: FileTxBuilder = {
+    current: null,
+    db: drizzleProxy(
+      async (text, params, method) => {
+        if (!out.current) throw new Error("a transaction's builder used after the transaction ended");
+        const [result] = out.current([{ sql: text, args: params }]);
+        const rows = result!.rows.map((row) => Array.from(row as unknown as ArrayLike<unknown>));
+        return { rows: method === "get" ? rows[0]! : method === "run" ? [] : rows };
+      },
+      { schema },
+    ),
+  };
+  return out;
 }

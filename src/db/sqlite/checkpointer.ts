@@ -1,0 +1,65 @@
+// WAL checkpoints off the writers' path (issue 47). SQLite's automatic checkpoint runs inside the COMMIT that takes
+// the WAL past 1,000 pages, so that commit (a group's, or an import batch's) held the writer's lock while the pages
+// were copied into the file and it was synced: 10-75 ms under an import, and every sign-up queued behind it. Here the
+// connections make none (`wal_autocheckpoint = 0`, set with their other pragmas in open.ts), and after writes a
+// PASSIVE checkpoint runs on a connection of its own on the driver's thread pool: it takes no writer's lock, so
+// writers go on appending meanwhile, and the event loop goes on serving.
+import Database from "libsql";
+import AsyncDatabase from "libsql/promise";
+
+/** At most one checkpoint this often: each copies what was committed since the last one. */
+const EVERY_MS = 200;
+
+const asyncExec = AsyncDatabase.prototype.exec as (this: { db: unknown }, sql: string) => Promise<void>;
+
+export interface Checkpointer {
+  /** A write ended: a checkpoint starts unless one ran less than EVERY_MS ago or is under way (then one follows it). */
+  written(): void;
+  /** Waits for a checkpoint under way; closes the connection. */
+  close(): Promise<void>;
+}
+
+export function checkpointer(path: string, timeout: number, warn?: (message: string, fields?: Record<string, unknown>) => void): Checkpointer {
+  let conn: Database.Database | null = null;
+  let running: Promise<void> | null = null;
+  let timer: ReturnType<typeof setTimeout> | null = null;
+  let last = 0;
+  let closed = false;
+
+  const run = () => {
+    timer = null;
+    if (closed || running) return;
+    last = performance.now();
+    // its first statement through `prepare` sets the connection up as every other (statement-cache.ts): its
+    // synchronous level, so the file is synced before the WAL may start over
+    conn ??= (() => {
+      const c = new Database(path, { timeout } as any);
+      c.prepare("SELECT 1").get();
+      return c;
+    })();
+    running = asyncExec
+      .call({ db: (conn as unknown as { db: unknown }).db }, "PRAGMA wal_checkpoint(PASSIVE)")
+      .catch((err: unknown) => warn?.("checkpoint failed", { error: err instanceof Error ? err.message : String(err) }))
+      .finally(() => {
+        running = null;
+      });
+  };
+
+  return {
+    written() {
+      if (closed || timer) return;
+      const wait = EVERY_MS - (performance.now() - last);
+      // after one under way, or when one ran just now: once, later
+      if (running || wait > 0) timer = setTimeout(run, Math.max(wait, 1));
+      else run();
+      timer?.unref?.();
+    },
+    async close() {
+      closed = true;
+      if (timer) clearTimeout(timer);
+      await running;
+      conn?.close();
+      conn = null;
+    },
+  };
+}
