@@ -15,6 +15,11 @@ const asyncExec = AsyncDatabase.prototype.exec as (this: { db: unknown }, sql: s
 export interface Checkpointer {
   /** A write ended: a checkpoint starts unless one ran less than EVERY_MS ago or is under way (then one follows it). */
   written(): void;
+  /**
+   * Runs `fn` (a checkpoint of its own: TRUNCATE at a stop, the nightly compaction) with none of these under way or
+   * starting: a PASSIVE one running beside it would make it answer busy.
+   */
+  alone<T>(fn: () => Promise<T>): Promise<T>;
   /** Waits for a checkpoint under way; closes the connection. */
   close(): Promise<void>;
 }
@@ -25,10 +30,11 @@ export function checkpointer(path: string, timeout: number, warn?: (message: str
   let timer: ReturnType<typeof setTimeout> | null = null;
   let last = 0;
   let closed = false;
+  let paused = 0;
 
   const run = () => {
     timer = null;
-    if (closed || running) return;
+    if (closed || running || paused > 0) return;
     last = performance.now();
     // its first statement through `prepare` sets the connection up as every other (statement-cache.ts): its
     // synchronous level, so the file is synced before the WAL may start over
@@ -53,6 +59,15 @@ export function checkpointer(path: string, timeout: number, warn?: (message: str
       if (running || wait > 0) timer = setTimeout(run, Math.max(wait, 1));
       else run();
       timer?.unref?.();
+    },
+    async alone(fn) {
+      paused++;
+      try {
+        await running;
+        return await fn();
+      } finally {
+        paused--;
+      }
     },
     async close() {
       closed = true;

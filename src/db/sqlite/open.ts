@@ -115,8 +115,8 @@ export async function openSqliteDb(settings: { url: string; sync?: "full" | "nor
     t: schema as unknown as Db["t"],
     changeStamp: turn?.read ?? (() => null),
     ownCommits: observe?.commits ?? null,
-    checkpoint: () => checkpoint(upkeep),
-    compact: () => compactDatabase(upkeep),
+    checkpoint: () => (checkpoints ? checkpoints.alone(() => checkpoint(upkeep)) : checkpoint(upkeep)),
+    compact: () => (checkpoints ? checkpoints.alone(() => compactDatabase(upkeep)) : compactDatabase(upkeep)),
     size: async () => {
       if (!path) return null;
       const sizes = fileSizes(path);
