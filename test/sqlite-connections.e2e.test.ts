@@ -2,9 +2,10 @@
 // them: every connection to the file gets the configured ones (DATABASE_SYNC), not only the first; so does the group
 // commit's own connection (src/db/file-writer.ts), which commits every acknowledged write.
 import { afterAll, expect, test } from "bun:test";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { sql } from "drizzle-orm";
 import { openDatabase } from "../src/db/open";
 import type { SqliteDb } from "../src/db/sqlite/open";
 
@@ -57,5 +58,41 @@ test("two databases of one process keep their own settings", async () => {
   } finally {
     await normal.close();
     await full.close();
+  }
+});
+
+test("a transaction that need not wait for the disk leaves the group commit's connection as DATABASE_SYNC says (issue 47)", async () => {
+  const db = await open("full");
+  try {
+    const inside = await db.tx(async (tx) => Number((await tx.rows<Record<string, unknown>>(sql`PRAGMA synchronous`))[0]!.synchronous), { durable: false });
+    expect(inside).toBe(1);
+    // the next write, a request's, commits with the fsync again; a plain transaction too
+    const [[after]] = await (db as SqliteDb).$writer.write([{ sql: "PRAGMA synchronous", args: [] }]).then((r) => r.map((x) => x.rows));
+    expect(Number(after![0])).toBe(2);
+    expect(await db.tx(async (tx) => Number((await tx.rows<Record<string, unknown>>(sql`PRAGMA synchronous`))[0]!.synchronous))).toBe(2);
+  } finally {
+    await db.close();
+  }
+});
+
+test("the WAL is folded into the file as writes go on, with SQLite's automatic checkpoint off (issue 47)", async () => {
+  const db = await open("full");
+  const path = (db as SqliteDb).$path!;
+  try {
+    expect(await pragma(db, "wal_autocheckpoint")).toBe(0);
+    await db.exec(sql`CREATE TABLE pad (v TEXT)`);
+    // 8 MB written in 400 KB commits: without checkpoints the WAL would hold all of it; with them it starts over
+    const chunk = "x".repeat(4_000);
+    let largest = 0;
+    for (let i = 0; i < 20; i++) {
+      await db.write(Array.from({ length: 100 }, () => sql`INSERT INTO pad (v) VALUES (${chunk})`));
+      largest = Math.max(largest, statSync(`${path}-wal`).size);
+      await Bun.sleep(250);
+    }
+    expect(largest).toBeLessThan(4_000_000);
+    const [{ n }] = await db.rows<{ n: number }>(sql`SELECT count(*) AS n FROM pad`);
+    expect(n).toBe(2_000);
+  } finally {
+    await db.close();
   }
 });

@@ -15,7 +15,7 @@ const waiting = new Set<() => void>();
  * What a step may take: a request that comes meanwhile waits for it (issue 47: sign-ups' p99 through an import under
  * twice idle, ~3 ms on either engine here).
  */
-export const STEP_MS = 2;
+const STEP_MS = 2;
 
 export function requestStarted(request: object): void {
   inHand.set(request, performance.now());
@@ -37,7 +37,7 @@ function busy(): boolean {
 export const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /** A turn of the event loop, then until no request is in hand (at most MAX_WAIT_MS). */
-export async function giveWay(): Promise<void> {
+async function giveWay(): Promise<void> {
   await turn();
   if (!busy()) return;
   await new Promise<void>((resolve) => {
@@ -55,12 +55,12 @@ export async function giveWay(): Promise<void> {
 
 /**
  * Runs `step(size)` until it answers false (nothing left) or `deadline` (a performance.now() time) passes, giving way
- * before each step and sizing the next to take about `targetMs` (STEP_MS) from how long the last one took per unit. Answers
+ * before each step and sizing the next to take about STEP_MS from how long the last one took per unit. Answers
  * "done" or "more".
  */
 export async function paced(
   step: (size: number) => Promise<boolean>,
-  options: { first: number; max: number; targetMs?: number; deadline?: number },
+  options: { first: number; max: number; deadline?: number },
 ): Promise<"done" | "more"> {
   let size = options.first;
   for (;;) {
@@ -69,7 +69,7 @@ export async function paced(
     if (!(await step(size))) return "done";
     const took = performance.now() - started;
     // at most double or halve at a time: one slow step (a checkpoint, a page fault) does not swing the size
-    const next = size * Math.min(2, Math.max(0.5, (options.targetMs ?? STEP_MS) / Math.max(took, 0.01)));
+    const next = size * Math.min(2, Math.max(0.5, STEP_MS / Math.max(took, 0.01)));
     size = Math.max(1, Math.min(options.max, Math.round(next)));
     if (options.deadline !== undefined && performance.now() >= options.deadline) return "more";
   }

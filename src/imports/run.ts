@@ -70,6 +70,7 @@ class DryRun extends Error {
     readonly counts: Counts,
     readonly problems: Problem[],
     readonly last: Staged,
+    readonly errors: string,
   ) {
     super("dry run");
   }
@@ -141,15 +142,14 @@ async function runBatch(db: Db, w: Waitlist, imp: ImportRow, holder: string, siz
       const { counts, problems, writes } = await runRows(tx, w, imp, rows);
       const last = rows[rows.length - 1]!;
       // a dry run's batch is rolled back: only what it counted is kept
-      if (imp.dry_run) throw new DryRun(counts, problems, last);
+      if (imp.dry_run) throw new DryRun(counts, problems, last, at.errors);
       // the rows' writes, the counts and the cursor in one go (on PostgreSQL one round trip, under the line's lock)
       await tx.write([...writes, progress(imp, holder, at.errors, counts, problems, last)]);
       // redone from the cursor if a crash loses it: its commit need not wait for the disk (db.ts TxOptions)
     }, { durable: false });
   } catch (err) {
     if (!(err instanceof DryRun)) throw err;
-    const [{ errors }] = await db.rows<{ errors: string }>(sql`SELECT errors FROM imports WHERE id = ${imp.id}`);
-    await db.exec(progress(imp, holder, errors, err.counts, err.problems, err.last));
+    await db.exec(progress(imp, holder, err.errors, err.counts, err.problems, err.last));
   }
   return more;
 }

@@ -28,9 +28,23 @@ export function checkpointer(path: string, timeout: number, warn?: (message: str
   let conn: Database.Database | null = null;
   let running: Promise<void> | null = null;
   let timer: ReturnType<typeof setTimeout> | null = null;
+  /** A write ended while one was under way: another follows it. */
+  let again = false;
   let last = 0;
   let closed = false;
   let paused = 0;
+
+  const schedule = () => {
+    if (closed || timer) return;
+    if (running) {
+      again = true;
+      return;
+    }
+    const wait = EVERY_MS - (performance.now() - last);
+    if (wait <= 0) return run();
+    timer = setTimeout(run, wait);
+    timer.unref?.();
+  };
 
   const run = () => {
     timer = null;
@@ -48,18 +62,15 @@ export function checkpointer(path: string, timeout: number, warn?: (message: str
       .catch((err: unknown) => warn?.("checkpoint failed", { error: err instanceof Error ? err.message : String(err) }))
       .finally(() => {
         running = null;
+        if (again) {
+          again = false;
+          schedule();
+        }
       });
   };
 
   return {
-    written() {
-      if (closed || timer) return;
-      const wait = EVERY_MS - (performance.now() - last);
-      // after one under way, or when one ran just now: once, later
-      if (running || wait > 0) timer = setTimeout(run, Math.max(wait, 1));
-      else run();
-      timer?.unref?.();
-    },
+    written: schedule,
     async alone(fn) {
       paused++;
       try {

@@ -197,11 +197,6 @@ export function fileWriter(path: string, timeout: number): FileWriter {
           }
         }
         plain("BEGIN IMMEDIATE");
-      } catch (err) {
-        if (restore) plain(restore);
-        throw libsqlError(err);
-      }
-      try {
         const result = await fn((statements) => {
           try {
             return executeAll(statements);
@@ -209,12 +204,10 @@ export function fileWriter(path: string, timeout: number): FileWriter {
             throw libsqlError(err);
           }
         });
-        try {
-          await (committing = commitOffThread());
-        } catch (err) {
-          throw libsqlError(err);
-        }
+        await (committing = commitOffThread());
         return result;
+      } catch (err) {
+        throw libsqlError(err);
       } finally {
         if (conn?.inTransaction) plain("ROLLBACK");
         if (restore) plain(restore);

@@ -17,7 +17,7 @@ import { checkpoint, compactDatabase, fileSizes } from "./maintenance";
 import { applyMigrations } from "./migrate";
 import { ownCommits } from "./own-commits";
 import { cacheStatements, onEveryConnection } from "./statement-cache";
-import { fileTx, fileTxBuilder, sqliteStore, sqliteTx } from "./store";
+import { fileTransactions, sqliteStore, sqliteTx } from "./store";
 
 /** The embedded Db with what only it has: for the CLI's file commands (backup) and the tests. */
 export type SqliteDb = Db & {
@@ -70,7 +70,6 @@ export async function openSqliteDb(settings: { url: string; sync?: "full" | "nor
       if (path) mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
     }
     // per connection, each one the driver's pool opens: synchronous FULL (the default): an acknowledged write survives
-    // power loss; NORMAL (DATABASE_SYNC=normal) survives a crash of the process but not of the machine
     // power loss; NORMAL (DATABASE_SYNC=normal) survives a crash of the process but not of the machine. No automatic
     // checkpoints: the checkpointer runs them off the writers' path (checkpointer.ts)
     if (path) forget = onEveryConnection(path, `PRAGMA foreign_keys = ON; PRAGMA synchronous = ${settings.sync === "normal" ? "NORMAL" : "FULL"}; PRAGMA wal_autocheckpoint = 0;`);
@@ -110,7 +109,7 @@ export async function openSqliteDb(settings: { url: string; sync?: "full" | "nor
   const upkeep = { client, writer, path };
   const opened = client;
   const builder = drizzle(client, { schema });
-  const txBuilder = file ? fileTxBuilder(schema) : null;
+  const inFileTx = file ? fileTransactions(schema) : null;
   const db: SqliteDb = Object.assign(builder, store, {
     t: schema as unknown as Db["t"],
     changeStamp: turn?.read ?? (() => null),
@@ -131,11 +130,11 @@ export async function openSqliteDb(settings: { url: string; sync?: "full" | "nor
       forget?.();
     },
     // IMMEDIATE: the write lock is taken at the start, so what the transaction reads stays true until it commits; a
-    // file's on its writer connection (store.ts fileTx), an in-memory database's on the client's
+    // file's on its writer connection (store.ts fileTransactions), an in-memory database's on the client's
     tx: <T>(fn: (tx: Db) => Promise<T>, options?: TxOptions) =>
       writer.exclusive(() =>
-        file && txBuilder
-          ? file.interactive((run) => fn(fileTx(run, txBuilder, db)), options).finally(() => void (txBuilder.current = null))
+        file && inFileTx
+          ? file.interactive(inFileTx(fn, db), options)
           : builder.transaction((raw) => fn(sqliteTx(raw, db)), { behavior: "immediate" }),
       ),
     $client: client,

@@ -92,37 +92,34 @@ export function sqliteTx(raw: object, db: Db): Db {
 }
 
 /**
- * An interactive transaction on the file's writer connection (file-writer.ts `interactive`) dressed as a Db: its
+ * Interactive transactions on the file's writer connection (file-writer.ts `interactive`), each dressed as a Db: its
  * statements prepared once and stepped as a group's, a write's run of sign-up INSERTs merged as a group's, and its
  * COMMIT off the event loop (issue 47: on the client's connection each import batch's COMMIT and fsync held the event
- * loop, p99 4 ms). `builder` (drizzle over sqlite-proxy) runs the builder's queries on the same connection; made once
- * per database, it is given each transaction's `run` through a prototype of its own.
+ * loop, p99 4 ms). drizzle's builder (over sqlite-proxy, made once per database) runs its queries on the transaction
+ * in hand, one at a time as the group writer's lock allows.
  */
-export function fileTx(run: (statements: InStatement[]) => ResultSet[], builder: FileTxBuilder, db: Db): Db {
-  const one = async (q: SQL) => changedRows(run([toStatement(q)])[0]!);
-  const raw = Object.create(builder.db) as object;
-  builder.current = run;
-  return transactionDb(raw, db, one, async (queries) => run(queries.map(toStatement)).map((r) => r.rows as unknown as Row[]));
-}
-
-/** drizzle's builder over the transaction in hand (sqlite-proxy: each query handed over as text, values and method). */
-export interface FileTxBuilder {
-  db: object;
-  current: ((statements: InStatement[]) => ResultSet[]) | null;
-}
-
-export function fileTxBuilder(schema: Record<string, unknown>): FileTxBuilder {
-  const out: FileTxBuilder = {
-    current: null,
-    db: drizzleProxy(
-      async (text, params, method) => {
-        if (!out.current) throw new Error("a transaction's builder used after the transaction ended");
-        const [result] = out.current([{ sql: text, args: params }]);
-        const rows = result!.rows.map((row) => Array.from(row as unknown as ArrayLike<unknown>));
-        return { rows: method === "get" ? rows[0]! : method === "run" ? [] : rows };
-      },
-      { schema },
-    ),
-  };
-  return out;
+export function fileTransactions(schema: Record<string, unknown>) {
+  type Run = (statements: InStatement[]) => ResultSet[];
+  let current: Run | null = null;
+  const builder = drizzleProxy(
+    async (text, params, method) => {
+      if (!current) throw new Error("a transaction's builder used after the transaction ended");
+      const [result] = current([{ sql: text, args: params }]);
+      const rows = result!.rows.map((row) => Array.from(row as unknown as ArrayLike<unknown>));
+      return { rows: method === "get" ? rows[0]! : method === "run" ? [] : rows };
+    },
+    { schema },
+  );
+  return <T>(fn: (tx: Db) => Promise<T>, db: Db) =>
+    async (run: Run): Promise<T> => {
+      current = run;
+      try {
+        const one = async (q: SQL) => changedRows(run([toStatement(q)])[0]!);
+        // a prototype of its own: transactionDb gives it the transaction's members
+        const raw = Object.create(builder) as object;
+        return await fn(transactionDb(raw, db, one, async (queries) => run(queries.map(toStatement)).map((r) => r.rows as unknown as Row[])));
+      } finally {
+        current = null;
+      }
+    };
 }
