@@ -28,7 +28,9 @@ const SIGNUP_POINTS = 10;
 const REFERRAL_POINTS = 5;
 const TAGS = ["beta", "vip", "press", "partner"];
 /** The compiled binary to run (server and CLI) instead of src/main.ts, as in the other benches; BENCH_PROFILE=1 writes a
- * CPU profile of the server (from source) under bench/profiles/. */
+ * CPU profile of the server (from source) under bench/profiles/; BENCH_PRELOAD=FILE runs the server (from source) with
+ * `--preload FILE` (a probe of its own: an event-loop lag monitor); BENCH_DUMP=FILE writes each sign-up sent during the
+ * import as [epoch ms, ms] with the times staging and the run ended, to lay beside the server's own traces. */
 const BIN = process.env.BENCH_BIN;
 
 const log = (text: string) => console.error(`[import bench] ${text}`);
@@ -165,7 +167,7 @@ try {
   log(`${ROWS.toLocaleString("en")} rows, ${fmt(fileBytes / 1e6, 1)} MB written in ${fmt((performance.now() - t) / 1000, 1)} s`);
 
   const dbUrl = pg ? await pg.database("import") : `file:${join(dir, "bench.db")}`;
-  const profile = process.env.BENCH_PROFILE ? ["--cpu-prof", `--cpu-prof-dir=${join(import.meta.dir, "profiles")}`] : [];
+  const profile = process.env.BENCH_PRELOAD ? ["--preload", process.env.BENCH_PRELOAD] : process.env.BENCH_PROFILE ? ["--cpu-prof", `--cpu-prof-dir=${join(import.meta.dir, "profiles")}`] : [];
   const server = await startServer(dbUrl, {}, BIN, profile);
   let closeReader = async () => {};
   try {
@@ -314,6 +316,7 @@ try {
       const got = sample.get(i)!;
       if (got.referredBy !== sample.get(r)?.code) problem(`imp${i}: referred_by ${got.referredBy}, its referrer's code is ${sample.get(r)?.code}`);
     }
+    if (process.env.BENCH_DUMP) writeFileSync(process.env.BENCH_DUMP, JSON.stringify({ staged: performance.timeOrigin + imp.stagedAt, done: performance.timeOrigin + imp.doneAt, lat: [...imp.paced!.latencies.values()].flat().map((x) => [performance.timeOrigin + x.at, x.ms]) }));
     const liveSent = (p: Paced) => p.latencies.get(target)!.length;
     const total = (await api("GET", `/waitlist/${target}/subscribers?limit=1`)).total as number;
     const totalWanted = ROWS + liveSent(idleBefore) + liveSent(imp.paced!) + liveSent(idleAfter);

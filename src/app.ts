@@ -1,4 +1,6 @@
 // Composition root: the ordered router set-up (errors, request log, auth, features, docs) in one place.
+import { auditRoutes, auditScopes } from "./audit/routes";
+import { auditWrites } from "./audit/writes";
 import { Elysia, NotFoundError, t } from "elysia";
 import { sql } from "drizzle-orm";
 import type { Config } from "./config";
@@ -51,13 +53,16 @@ async function databaseAnswers(db: Db): Promise<void> {
 }
 
 export function buildApp(deps: AppDeps) {
-  const { db, config } = deps;
+  const { config } = deps;
+  // issue 48: a request's first write carries its audit row (audit/writes.ts)
+  const db = auditWrites(deps.db);
   const api = apiGuard(deps);
   const dispatch = deps.dispatcher.dispatch;
   const metrics = createMetrics({ db, token: config.metricsToken });
   const app: Elysia = new Elysia({ normalize: false })
     .use(errorHandler({ log: deps.log, routes: () => app.routes }))
     .use(requestLog(deps.log, metrics?.observe))
+    .use(auditScopes())
     .use(securityHeaders())
     // no key, slug, token or email holds a NUL character (PostgreSQL's text cannot), so such a path names nothing
     .onRequest(({ request }) => {
@@ -82,6 +87,7 @@ export function buildApp(deps: AppDeps) {
     )
     .use(metrics?.routes ?? new Elysia({ name: "http/metrics-off" }))
     .use(accountRoutes({ db, api }))
+    .use(auditRoutes({ db, api }))
     .use(waitlistRoutes({ db, config, api }))
     .use(subscriberRoutes({ db, config, api, dispatch }))
     .use(importRoutes({ db, config, api }))

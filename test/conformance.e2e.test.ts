@@ -122,6 +122,10 @@ const SEMANTIC_400: RegExp[] = [
   /^form_fields\[\d+\]\.options: "[^"]*" appears twice$/, // the same text once trimmed
   /^answers\.[a-z][a-z0-9_]* /, // issue 46: answers fit the questions the waitlist has now (a request before may have set some)
   /^mapping/, // issue 47: an import's mapping is JSON naming the file's own columns
+  /^scopes must include "read"/, // issue 48: a key that can write can read
+  /^waitlists: no waitlist of this account/, // issue 48: a key is limited to waitlists of its account
+  /^since must be Unix ms or an ISO 8601 time/, // issue 48: a time, in either form
+  /^before must be the next_cursor/, // issue 48: a cursor the audit log gave
 ];
 
 function declared(o: Operation): number[] {
@@ -143,6 +147,8 @@ const TABLES: [string, string, string][] = [
   ["landing_previews", "token", "token"],
   ["outbox", "id", "id"],
   ["view_dedupe", "*", "waitlist_id, visitor"],
+  // issue 48: a refused change records nothing
+  ["audit_log", "id, action, target", "id"],
 ];
 
 async function dump(x: Side): Promise<string> {

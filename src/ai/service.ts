@@ -81,17 +81,19 @@ export async function generate(db: Db, config: Config, auth: Auth, w: Waitlist, 
     // issue 16: generate changes the draft only. A published page stays published and online as it was (its
     // snapshot, frozen here for a page published before snapshots existed) until the next publish; decided in SQL,
     // so a publish or unpublish during the model call is not undone
-    await db
-      .update(landingPages)
-      .set({
-        ...values,
-        status: sql`CASE WHEN ${landingPages.status} = 'published' THEN 'published' ELSE 'draft' END` as unknown as "draft",
-        publishedSnapshot: sql`CASE WHEN ${landingPages.status} = 'published' THEN COALESCE(${landingPages.publishedSnapshot}, ${snapshotOf(existing)}) ELSE ${landingPages.publishedSnapshot} END` as unknown as string,
-        version: sql`${landingPages.version} + 1` as unknown as number,
-      })
-      .where(eq(landingPages.id, existing.id));
+    await db.tx((tx) =>
+      tx
+        .update(landingPages)
+        .set({
+          ...values,
+          status: sql`CASE WHEN ${landingPages.status} = 'published' THEN 'published' ELSE 'draft' END` as unknown as "draft",
+          publishedSnapshot: sql`CASE WHEN ${landingPages.status} = 'published' THEN COALESCE(${landingPages.publishedSnapshot}, ${snapshotOf(existing)}) ELSE ${landingPages.publishedSnapshot} END` as unknown as string,
+          version: sql`${landingPages.version} + 1` as unknown as number,
+        })
+        .where(eq(landingPages.id, existing.id)),
+    );
   } else {
-    await db.insert(landingPages).values({ id: `lp_${token(20)}`, waitlistId: w.id, status: "draft", theme: "light", seo: "{}", createdAt: at, ...values });
+    await db.tx((tx) => tx.insert(landingPages).values({ id: `lp_${token(20)}`, waitlistId: w.id, status: "draft", theme: "light", seo: "{}", createdAt: at, ...values }));
   }
   return {
     // spec: generate answers status draft: what it made is a draft, whatever is live

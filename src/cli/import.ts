@@ -62,7 +62,7 @@ export const importCommand: Command = {
     const database = await db();
     const w = await waitlistOf(database, flags.get("waitlist")!);
     const bar_ = progress();
-    const id = await stageImport(database, w, Bun.file(path).stream(), options, (rows) => bar_.show(`reading ${path}: ${n(rows)} rows`));
+    const id = await stageImport(database, w, Bun.file(path).stream(), options, { onRows: (rows) => bar_.show(`reading ${path}: ${n(rows)} rows`) });
     for (;;) {
       const state = await processImport(database, id, 500);
       const view = (await importView(database, w.id, id))!;

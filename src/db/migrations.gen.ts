@@ -21,6 +21,7 @@ import m0018 from "../../drizzle/0018_og_image.sql" with { type: "text" };
 import m0019 from "../../drizzle/0019_sources_shares.sql" with { type: "text" };
 import m0020 from "../../drizzle/0020_imports.sql" with { type: "text" };
 import m0021 from "../../drizzle/0021_personal_data.sql" with { type: "text" };
+import m0022 from "../../drizzle/0022_keys_audit.sql" with { type: "text" };
 import p0000 from "../../drizzle-pg/0000_baseline.sql" with { type: "text" };
 import p0001 from "../../drizzle-pg/0001_triggers.sql" with { type: "text" };
 import p0002 from "../../drizzle-pg/0002_folded_names.sql" with { type: "text" };
@@ -31,6 +32,7 @@ import p0006 from "../../drizzle-pg/0006_sources_shares.sql" with { type: "text"
 import p0007 from "../../drizzle-pg/0007_imports.sql" with { type: "text" };
 import p0008 from "../../drizzle-pg/0008_personal_data.sql" with { type: "text" };
 import p0009 from "../../drizzle-pg/0009_subscriber_id_collation.sql" with { type: "text" };
+import p0010 from "../../drizzle-pg/0010_keys_audit.sql" with { type: "text" };
 
 export const migrations: { tag: string; sql: string }[] = [
   { tag: "0000_init", sql: m0000 },
@@ -55,6 +57,7 @@ export const migrations: { tag: string; sql: string }[] = [
   { tag: "0019_sources_shares", sql: m0019 },
   { tag: "0020_imports", sql: m0020 },
   { tag: "0021_personal_data", sql: m0021 },
+  { tag: "0022_keys_audit", sql: m0022 },
 ];
 
 export const pgMigrations: { tag: string; sql: string }[] = [
@@ -68,4 +71,5 @@ export const pgMigrations: { tag: string; sql: string }[] = [
   { tag: "0007_imports", sql: p0007 },
   { tag: "0008_personal_data", sql: p0008 },
   { tag: "0009_subscriber_id_collation", sql: p0009 },
+  { tag: "0010_keys_audit", sql: p0010 },
 ];

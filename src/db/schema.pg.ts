@@ -28,6 +28,10 @@ export const apiKeys = pgTable(
     createdAt: bigint("created_at", { mode: "number" }).notNull(),
     lastUsedAt: bigint("last_used_at", { mode: "number" }),
     revokedAt: bigint("revoked_at", { mode: "number" }),
+    scopes: text("scopes").notNull().default("read,write"),
+    waitlistIds: text("waitlist_ids"),
+    createdBy: text("created_by"),
+    prefix: text("prefix"),
   },
   (t) => [index("api_keys_account_idx").on(t.accountId), index("api_keys_waitlist_idx").on(t.waitlistId)],
 );
@@ -585,4 +589,21 @@ export const dataRequests = pgTable(
     expiresAt: bigint("expires_at", { mode: "number" }).notNull(),
   },
   (t) => [index("data_requests_subscriber_idx").on(t.subscriberId, t.createdAt), index("data_requests_expires_idx").on(t.expiresAt)],
+);
+
+export const auditLog = pgTable(
+  "audit_log",
+  {
+    id: text("id").primaryKey(),
+    accountId: text("account_id").notNull().references(() => accounts.id, { onDelete: "cascade" }),
+    at: bigint("at", { mode: "number" }).notNull(),
+    actorType: text("actor_type").notNull(),
+    actorId: text("actor_id").notNull(),
+    actorName: text("actor_name").notNull(),
+    action: text("action").notNull(),
+    target: text("target"),
+    ip: text("ip"),
+    userAgent: text("user_agent"),
+  },
+  (t) => [index("audit_log_account_idx").on(t.accountId, t.at), index("audit_log_actor_idx").on(t.accountId, t.actorId, t.at)],
 );

@@ -25,6 +25,14 @@ export const apiKeys = sqliteTable(
     createdAt: integer("created_at").notNull(),
     lastUsedAt: integer("last_used_at"),
     revokedAt: integer("revoked_at"),
+    /** Issue 48: "read" (GET and HEAD only) or "read,write". */
+    scopes: text("scopes").notNull().default("read,write"),
+    /** Issue 48: the waitlists (ids, comma-separated) an account key is limited to; null: all of the account's. */
+    waitlistIds: text("waitlist_ids"),
+    /** Who made it: a key's or a user's id; null for the account's first key and keys made with the CLI. */
+    createdBy: text("created_by"),
+    /** The key's first characters, to tell it apart in a list (null for keys made before issue 48). */
+    prefix: text("prefix"),
   },
   (t) => [index("api_keys_account_idx").on(t.accountId), index("api_keys_waitlist_idx").on(t.waitlistId)],
 );
@@ -596,4 +604,27 @@ export const dataRequests = sqliteTable(
     expiresAt: integer("expires_at").notNull(),
   },
   (t) => [index("data_requests_subscriber_idx").on(t.subscriberId, t.createdAt), index("data_requests_expires_idx").on(t.expiresAt)],
+);
+
+/**
+ * Issue 48: who changed what, written in the transaction of the change (audit/scope.ts). Never a secret or a full
+ * subscriber email: targets name ids, emails masked as on the status page.
+ */
+export const auditLog = sqliteTable(
+  "audit_log",
+  {
+    id: text("id").primaryKey(),
+    accountId: text("account_id").notNull().references(() => accounts.id, { onDelete: "cascade" }),
+    at: integer("at").notNull(),
+    /** `key` or `user`, its id and its name as it was then. */
+    actorType: text("actor_type").notNull(),
+    actorId: text("actor_id").notNull(),
+    actorName: text("actor_name").notNull(),
+    /** Like `subscriber.update`, `settings.update`, `key.revoke`. */
+    action: text("action").notNull(),
+    target: text("target"),
+    ip: text("ip"),
+    userAgent: text("user_agent"),
+  },
+  (t) => [index("audit_log_account_idx").on(t.accountId, t.at), index("audit_log_actor_idx").on(t.accountId, t.actorId, t.at)],
 );

@@ -13,11 +13,24 @@ import { clientIp } from "./client-ip";
 import { parseCappedBody, readBodyText, streamsBody } from "./body-limit";
 import { readCache } from "../db/read-cache";
 import { waitlistRows, type Waitlist } from "../waitlists/rows";
+import { ACTIONS } from "../audit/actions";
+import { expectAudit, outsideScopes } from "../audit/scope";
+import { maskEmail } from "../log";
 
 export type { Waitlist } from "../waitlists/rows";
 
 export interface Auth {
-  key: { id: string; name: string; createdAt: number; lastUsedAt: number | null; isWaitlistKey: boolean };
+  key: {
+    id: string;
+    name: string;
+    createdAt: number;
+    lastUsedAt: number | null;
+    isWaitlistKey: boolean;
+    /** Issue 48: false for a read-only key (scope read). */
+    canWrite: boolean;
+    /** Issue 48: the waitlists (ids) an account key is limited to; null: all of the account's. */
+    waitlistIds: string[] | null;
+  };
   account: { id: string; username: string; plan: PlanId; aiCredits: number };
   /** The waitlist named by the path's `{waitlistKey}`, owned by the key; null on account routes. */
   waitlist: Waitlist | null;
@@ -32,6 +45,11 @@ export interface Policy {
   errors?: ErrorShape;
   /** A landing-page endpoint: LANDING_PAGE_API=off answers 503 (after the key is checked). */
   landing?: true;
+  /**
+   * An account route a key limited to named waitlists may call (issue 48: GET /me, the list of waitlists); on the
+   * others (keys, the audit log, a new waitlist) such a key is 403. Routes naming a waitlist check it is one of its.
+   */
+  limitedKeys?: true;
 }
 
 /** One row of the key lookup (the waitlist's id and version only when the path names a waitlist). */
@@ -41,6 +59,8 @@ interface LookupRow {
   keyCreatedAt: number;
   keyLastUsedAt: number | null;
   keyWaitlistId: string | null;
+  keyScopes: string;
+  keyWaitlistIds: string | null;
   accountId: string;
   username: string;
   plan: PlanId;
@@ -54,11 +74,10 @@ export const POLICY_EXTENSION = "x-api-policy";
 
 /** Every status the guard itself can answer on a route with this policy, before the handler runs. */
 export function guardStatuses(policy: Policy, method: string): number[] {
-  const statuses = [401, 429];
+  // 403: a read-only key's write, a key limited to other waitlists (issue 48)
+  const statuses = [401, 403, 429];
   // a body that is not a JSON object, arrives too slowly, or is over 1 MB (onParse below)
   if (method !== "GET" && method !== "HEAD") statuses.push(400, 408, 413);
-  // per-waitlist keys below Growth, and plan gates (DESIGN §3)
-  if (policy.key === "any" || policy.minPlan) statuses.push(403);
   if (policy.landing) statuses.push(503);
   return statuses;
 }
@@ -70,6 +89,8 @@ const AUTH = Symbol("auth");
 /** What authentication reads of a request's context. */
 interface RequestParts {
   request: Request;
+  /** The route's path pattern (what ACTIONS names). */
+  route?: string;
   params?: Record<string, string>;
   set: { headers: Record<string, string | number> };
   server: Server<unknown> | null | undefined;
@@ -108,7 +129,8 @@ export function apiGuard(deps: { db: Db; config: Config }) {
     if (!config.rateLimits) {
       if (touch) {
         touches.set(touch.keyId, touch.at);
-        flushing ??= setTimeout(flushTouches, 100);
+        // outside the request's scope: the coalesced write is no request's change (audit/scope.ts)
+        flushing ??= outsideScopes(() => setTimeout(flushTouches, 100));
       }
       return uncounted(limit, now());
     }
@@ -128,6 +150,8 @@ export function apiGuard(deps: { db: Db; config: Config }) {
         keyCreatedAt: apiKeys.createdAt,
         keyLastUsedAt: apiKeys.lastUsedAt,
         keyWaitlistId: apiKeys.waitlistId,
+        keyScopes: apiKeys.scopes,
+        keyWaitlistIds: apiKeys.waitlistIds,
         accountId: accounts.id,
         username: accounts.username,
         plan: accounts.plan,
@@ -186,10 +210,31 @@ export function apiGuard(deps: { db: Db; config: Config }) {
     }
     if (isWaitlistKey && !isGrowthOrHigher(row.plan)) throw forbidden(`Per-waitlist API keys need the Growth plan or higher; this account is on ${planOf(row.plan).name}`);
     if (policy.minPlan === "growth" && !isGrowthOrHigher(row.plan)) throw forbidden(`This endpoint needs the Growth plan or higher; this account is on ${planOf(row.plan).name}`);
+    const method = ctx.request.method;
+    const canWrite = row.keyScopes.split(",").includes("write");
+    if (!canWrite && method !== "GET" && method !== "HEAD") throw forbidden("This key is read-only (scope read): changes need a key with scope write");
+    const waitlistIds = row.keyWaitlistIds ? row.keyWaitlistIds.split(",") : null;
+    if (waitlistIds) {
+      if (waitlist ? !waitlistIds.includes(waitlist.id) : !policy.limitedKeys) {
+        throw forbidden(waitlist ? "This key is limited to other waitlists" : "This key is limited to named waitlists; this endpoint needs a key for the whole account");
+      }
+    }
     if (policy.landing && !config.landingPageApi) throw new AppError("unavailable", "The landing-page API is temporarily disabled on this server (LANDING_PAGE_API=off)");
 
+    const action = ctx.route === undefined ? undefined : ACTIONS[`${method} ${ctx.route}`];
+    if (action) {
+      const agent = ctx.request.headers.get("user-agent");
+      expectAudit({
+        accountId: row.accountId,
+        actor: { type: "key", id: row.keyId, name: row.keyName },
+        action,
+        target: targetOf(ctx.route!, ctx.params ?? {}),
+        ip: clientIp(ctx.request, ctx.server, config.trustProxy),
+        userAgent: agent ? agent.slice(0, USER_AGENT_MAX) : null,
+      });
+    }
     return {
-      key: { id: row.keyId, name: row.keyName, createdAt: row.keyCreatedAt, lastUsedAt: row.keyLastUsedAt, isWaitlistKey },
+      key: { id: row.keyId, name: row.keyName, createdAt: row.keyCreatedAt, lastUsedAt: row.keyLastUsedAt, isWaitlistKey, canWrite, waitlistIds },
       account: { id: row.accountId, username: row.username, plan: row.plan, aiCredits: row.aiCredits },
       waitlist,
     };
@@ -225,7 +270,7 @@ export function apiGuard(deps: { db: Db; config: Config }) {
           ctx[ERROR_SHAPE] = policy.errors ?? "standard";
           // the parts it reads, not the context: Elysia compiles each route for what its hooks read, and a context passed
           // whole reads as "everything" (every API request had its headers copied and its cookies parsed, ~2 us)
-          ctx[AUTH] = await authenticate({ request: ctx.request, params: ctx.params, set: ctx.set, server: ctx.server }, policy);
+          ctx[AUTH] = await authenticate({ request: ctx.request, route: ctx.route, params: ctx.params, set: ctx.set, server: ctx.server }, policy);
           if (ctx.body === EMPTY_BODY) ctx.body = undefined;
           else if (ctx.body instanceof BodyProblem) throw new AppError(BODY_PROBLEMS[(ctx.body as BodyProblem).status], ctx.body.message);
           // a NUL in a query parameter reaches SQL as text, which PostgreSQL cannot hold (the fuzz test found a 500)
@@ -242,6 +287,15 @@ export function apiGuard(deps: { db: Db; config: Config }) {
 }
 
 const NUL = "\0";
+const USER_AGENT_MAX = 256;
+
+/** The change's target as its path names it, past /api/v1/; an email in it masked (issue 48: never a full email). */
+function targetOf(route: string, params: Record<string, string>): string {
+  return route.replace(/^\/api\/v1\//, "").replace(/:(\w+)/g, (_, name: string) => {
+    const value = params[name] ?? "";
+    return value.includes("@") ? maskEmail(value) : value;
+  });
+}
 
 /**
  * The password of HTTP Basic authentication, for senders that can set no header of their own but take credentials in

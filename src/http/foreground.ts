@@ -23,30 +23,36 @@ export function requestStarted(request: object): void {
 
 export function requestEnded(request: object): void {
   inHand.delete(request);
-  if (!busy()) for (const wake of waiting) wake();
+  for (const wake of waiting) wake();
 }
 
-function busy(): boolean {
-  if (inHand.size === 0) return false;
+/** A request in hand other than `self` (the upload a step works for). */
+function busy(self?: object): boolean {
+  const others = () => inHand.size - (self && inHand.has(self) ? 1 : 0);
+  if (others() === 0) return false;
   const stale = performance.now() - STALE_MS;
   for (const [request, at] of inHand) if (at < stale) inHand.delete(request);
-  return inHand.size > 0;
+  return others() > 0;
 }
 
 /** A turn of the event loop: what came in meanwhile (requests, answers) is handled before what follows. */
 export const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
-/** A turn of the event loop, then until no request is in hand (at most MAX_WAIT_MS). */
-async function giveWay(): Promise<void> {
+/**
+ * A turn of the event loop, then until no request is in hand (at most MAX_WAIT_MS); `self`, the request the work is
+ * done for (an upload read as it comes), is not waited for.
+ */
+export async function giveWay(self?: object): Promise<void> {
   await turn();
-  if (!busy()) return;
+  if (!busy(self)) return;
   await new Promise<void>((resolve) => {
-    const wake = () => {
+    const wake = (timedOut?: true) => {
+      if (!timedOut && busy(self)) return;
       clearTimeout(timer);
       waiting.delete(wake);
       resolve();
     };
-    const timer = setTimeout(wake, MAX_WAIT_MS);
+    const timer = setTimeout(wake, MAX_WAIT_MS, true);
     waiting.add(wake);
   });
   // what the request left behind it (its response going out) goes first
@@ -55,21 +61,27 @@ async function giveWay(): Promise<void> {
 
 /**
  * Runs `step(size)` until it answers false (nothing left) or `deadline` (a performance.now() time) passes, giving way
- * before each step and sizing the next to take about STEP_MS from how long the last one took per unit. Answers
- * "done" or "more".
+ * before each step and sizing the next to take about STEP_MS from how long the last one took per unit. A step's
+ * fixed part (its transaction's round trips on PostgreSQL, ~10 ms there under an import) would keep a step of STEP_MS
+ * at one unit (an import ran ~200 rows/s): once a step of one unit took longer, the target is twice the fastest such
+ * step, half of it units. Answers "done" or "more".
  */
 export async function paced(
   step: (size: number) => Promise<boolean>,
   options: { first: number; max: number; deadline?: number },
 ): Promise<"done" | "more"> {
   let size = options.first;
+  /** The fastest step of one unit: about the fixed part of a step. */
+  let fixed = Infinity;
   for (;;) {
     await giveWay();
     const started = performance.now();
     if (!(await step(size))) return "done";
     const took = performance.now() - started;
+    if (size === 1) fixed = Math.min(fixed, took);
+    const target = fixed === Infinity ? STEP_MS : Math.max(STEP_MS, 2 * fixed);
     // at most double or halve at a time: one slow step (a checkpoint, a page fault) does not swing the size
-    const next = size * Math.min(2, Math.max(0.5, STEP_MS / Math.max(took, 0.01)));
+    const next = size * Math.min(2, Math.max(0.5, target / Math.max(took, 0.01)));
     size = Math.max(1, Math.min(options.max, Math.round(next)));
     if (options.deadline !== undefined && performance.now() >= options.deadline) return "more";
   }

@@ -122,7 +122,7 @@ export function importRoutes(deps: { db: Db; config: Config; api: ReturnType<typ
           options = importOptions(given);
           source = cappedStream(request.body);
         } else throw new AppError("unsupported_media_type", "Send the CSV as text/csv, or as a file field of multipart/form-data (the options as fields before it)");
-        const id = await stageImport(db, w, source, options);
+        const id = await stageImport(db, w, source, options, { request });
         // started here at once; the imports job of any instance takes it over if this one stops
         void processImport(db, id, 10_000).catch(() => {});
         set.status = 202;

@@ -9,12 +9,15 @@ import { now, sortableToken } from "../clock";
 import type { Db } from "../db/db";
 import type { Waitlist } from "../http/api";
 import { AppError, badRequest } from "../http/errors";
-import { paced, turn } from "../http/foreground";
+import { giveWay, paced } from "../http/foreground";
 import { mapColumns, readRow, type Field } from "./mapping";
 
-/** Rows a statement; a turn of the event loop follows each (the file is read on its request's thread). */
+/**
+ * Rows a statement. The file is read as its request's body comes, on the event loop: after each statement and each
+ * piece parsed, the requests in hand other than the upload go first (foreground.ts), as for the run's batches.
+ */
 const STAGE_BATCH = 200;
-/** The file is parsed this much at a time, a turn of the event loop between (~1 ms of parsing). */
+/** The file is parsed this much at a time, giving way between (~1 ms of parsing). */
 const PIECE_BYTES = 16_384;
 /** A staged row left without its import (an upload cut off by a crash) is pruned after this long. */
 export const ORPHAN_MS = 6 * 3_600_000;
@@ -61,12 +64,18 @@ const parseError = (err: unknown) => {
  * Reads and stages the file; answers the new import (queued). A problem with the file as a whole (not CSV, no email
  * column, a mapping naming no column) is a 400 and nothing stays; a row's own problem is that row's error later.
  */
-export async function stageImport(db: Db, w: Waitlist, source: Source, options: ImportOptions, onRows?: (n: number) => void): Promise<string> {
+export async function stageImport(
+  db: Db,
+  w: Waitlist,
+  source: Source,
+  options: ImportOptions,
+  progress: { onRows?: (n: number) => void; request?: Request } = {},
+): Promise<string> {
   const id = `imp_${sortableToken(20)}`;
   const at = now();
   const input = source instanceof ReadableStream ? Readable.fromWeb(source as import("node:stream/web").ReadableStream) : (source as Readable);
   const parser = parse({ bom: true, relax_column_count: true, skip_empty_lines: true, info: true, max_record_size: 1_000_000 });
-  // the file fed to the parser a piece at a time with a turn between (a body's chunk can be a megabyte: parsed in one
+  // the file fed to the parser a piece at a time, giving way between (a body's chunk can be a megabyte: parsed in one
   // go, 12,000 rows held the event loop for ~100 ms); the parser's own back-pressure paces it to the staging
   const stop = new AbortController();
   void (async () => {
@@ -75,7 +84,7 @@ export async function stageImport(db: Db, w: Waitlist, source: Source, options: 
       for (let at = 0; at < bytes.length; at += PIECE_BYTES) {
         if (stop.signal.aborted) return;
         if (!parser.write(bytes.subarray(at, at + PIECE_BYTES))) await once(parser, "drain", { signal: stop.signal });
-        await turn();
+        await giveWay(progress.request);
       }
     }
     parser.end();
@@ -94,8 +103,8 @@ export async function stageImport(db: Db, w: Waitlist, source: Source, options: 
     await db.tx((tx) => tx.exec(insert), { durable: false });
     rows += batch.length;
     batch = [];
-    onRows?.(rows);
-    await turn();
+    progress.onRows?.(rows);
+    await giveWay(progress.request);
   };
   try {
     try {

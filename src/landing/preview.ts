@@ -25,7 +25,7 @@ export async function createPreview(db: Db, w: Waitlist, input: PatchPageInput, 
   };
   const page: Page = { ...base, ...pageChanges(base, input ?? {}) };
   const row = { token: token(32), waitlistId: w.id, page: JSON.stringify(page), expiresAt: now() + PREVIEW_TTL_MS };
-  await db.insert(landingPreviews).values(row);
+  await db.tx((tx) => tx.insert(landingPreviews).values(row));
   return { preview_url: `${baseUrl}/preview/${row.token}`, expires_at: row.expiresAt };
 }
 

@@ -36,11 +36,13 @@ export function hasUnpublishedChanges(page: Page): boolean {
 /** Writes `set` only if nobody changed the page since it was read (its version); null when someone did. */
 async function updateIfUnchanged(db: Db, page: Page, set: Partial<Page>): Promise<Page | null> {
   const { landingPages } = db.t;
-  const [updated] = await db
-    .update(landingPages)
-    .set({ ...set, version: sql`${landingPages.version} + 1` as unknown as number })
-    .where(and(eq(landingPages.id, page.id), eq(landingPages.version, page.version)))
-    .returning();
+  const [updated] = await db.tx((tx) =>
+    tx
+      .update(landingPages)
+      .set({ ...set, version: sql`${landingPages.version} + 1` as unknown as number })
+      .where(and(eq(landingPages.id, page.id), eq(landingPages.version, page.version)))
+      .returning(),
+  );
   return updated ?? null;
 }
 
@@ -107,7 +109,7 @@ export const DRAFT_NOTE = "The page is a draft: publish it with POST .../landing
 export async function createPage(db: Db, w: Waitlist, input: CreatePageInput) {
   const row = newPageRow(w.id, input);
   try {
-    await db.insert(db.t.landingPages).values(row);
+    await db.tx((tx) => tx.insert(tx.t.landingPages).values(row));
   } catch (err) {
     if (db.d.uniqueKey(err) !== null) throw conflict("This waitlist already has a landing page: change it with PATCH");
     throw err;
@@ -210,7 +212,7 @@ export async function publish(db: Db, w: Waitlist, unpublish: boolean, baseUrl: 
   if (unpublish) {
     const page = await findPage(db, w.id);
     const { landingPages } = db.t;
-    await db.update(landingPages).set({ status: "unpublished", updatedAt: now(), version: sql`${landingPages.version} + 1` as unknown as number }).where(eq(landingPages.id, page.id));
+    await db.tx((tx) => tx.update(landingPages).set({ status: "unpublished", updatedAt: now(), version: sql`${landingPages.version} + 1` as unknown as number }).where(eq(landingPages.id, page.id)));
     return { status: "unpublished", hosted_page_url: null, notes: "The page is offline; publish it again to bring it back." };
   }
   // the draft that was checked is the one that goes live: a generate landing in between makes this read again

@@ -59,7 +59,7 @@ export async function deleteTag(db: Db, waitlistId: string, idOrName: string) {
   const tag = await findTag(db, waitlistId, idOrName);
   if (!tag) throw notFound("Tag not found");
   const { tags } = db.t;
-  await db.delete(tags).where(and(eq(tags.id, tag.id), eq(tags.waitlistId, waitlistId)));
+  await db.tx((tx) => tx.delete(tags).where(and(eq(tags.id, tag.id), eq(tags.waitlistId, waitlistId))));
   return { success: true, message: `Tag "${tag.name}" deleted` };
 }
 

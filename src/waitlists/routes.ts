@@ -26,10 +26,14 @@ export function waitlistRoutes(deps: { db: Db; config: Config; api: ReturnType<t
         detail: { tags: ["Waitlists"], summary: "Create a waitlist", description: "Account key only. The slug is derived from the name unless given; names and slugs are globally unique and never renamed (409)." },
       },
     )
-    .get("/waitlists", async ({ auth }) => ({ success: true, data: await listWaitlists(db, auth.account.id) }), {
-      api: { key: "account", bucket: "waitlists_list" },
-      response: { 200: ListWaitlistsResponse, ...errorResponses(401, 429) },
-      detail: { tags: ["Waitlists"], summary: "List waitlists", description: "The account's waitlists, newest first, with subscriber and view counts." },
+    .get("/waitlists", async ({ auth }) => ({ success: true, data: await listWaitlists(db, auth.account.id, auth.key.waitlistIds) }), {
+      api: { key: "account", bucket: "waitlists_list", limitedKeys: true },
+      response: { 200: ListWaitlistsResponse, ...errorResponses(401, 403, 429) },
+      detail: {
+        tags: ["Waitlists"],
+        summary: "List waitlists",
+        description: "The account's waitlists, newest first, with subscriber and view counts; a key limited to named waitlists (issue 48) lists those.",
+      },
     })
     .get("/waitlist/:waitlistKey/settings", async ({ auth }) => ({ success: true, data: { settings: await settingsOf(db, auth.waitlist!) } }), {
       api: { key: "any", bucket: "settings" },
@@ -59,7 +63,7 @@ export function waitlistRoutes(deps: { db: Db; config: Config; api: ReturnType<t
       "/waitlist/:waitlistKey/api-key",
       async ({ auth, set }) => {
         set.status = 201;
-        return { success: true, data: { api_key: await regenerateWaitlistKey(db, auth.waitlist!) } };
+        return { success: true, data: { api_key: await regenerateWaitlistKey(db, auth.waitlist!, auth.key.id) } };
       },
       {
         api: { key: "account", bucket: "account_keys" },

@@ -1,6 +1,7 @@
 // Waitlists: create (slug rules, plan limit, reserved names), list, and the settings extension (DESIGN §4).
+import { setTarget } from "../audit/scope";
 import { checkFormFields, formFieldsOf } from "./form-fields";
-import { desc, eq, getTableColumns, getTableName, sql, type SQL } from "drizzle-orm";
+import { and, desc, eq, getTableColumns, getTableName, inArray, sql, type SQL } from "drizzle-orm";
 import { now, token } from "../clock";
 import type { Db, Tables } from "../db/db";
 import type { PlanId } from "../db/schema";
@@ -89,6 +90,7 @@ export async function createWaitlist(db: Db, owner: { accountId: string; plan: P
   const max = planOf(owner.plan).maxWaitlists;
   // spec: landing_page follows the landing-page create rules; an invalid one creates nothing
   const page = input.landing_page ? newPageRow(row.id!, input.landing_page) : null;
+  setTarget(`waitlist/${row.key}`);
   try {
     const inserted = await insertWithinLimit(db, row, max, page);
     if (!inserted) throw forbidden(`Waitlist limit reached: the ${planOf(owner.plan).name} plan allows ${max} waitlist${max === 1 ? "" : "s"}`);
@@ -136,12 +138,13 @@ async function insertWithinLimit(db: Db, row: Tables["waitlists"]["$inferInsert"
   return inserted.length === 1;
 }
 
-export async function listWaitlists(db: Db, accountId: string) {
+/** The account's waitlists; `only` (ids): those of a key limited to them (issue 48). */
+export async function listWaitlists(db: Db, accountId: string, only: string[] | null = null) {
   const { waitlists } = db.t;
   const rows = await db
     .select({ id: waitlists.id, key: waitlists.key, name: waitlists.name, slug: waitlists.slug, subscribers: waitlists.subscribersCount, views: waitlists.viewsCount, created_at: waitlists.createdAt })
     .from(waitlists)
-    .where(eq(waitlists.accountId, accountId))
+    .where(and(eq(waitlists.accountId, accountId), only ? inArray(waitlists.id, only) : undefined))
     .orderBy(desc(waitlists.createdAt), desc(waitlists.id));
   return { waitlists: rows, total: rows.length };
 }
@@ -264,7 +267,7 @@ export async function updateSettings(db: Db, w: Waitlist, patch: SettingsPatch, 
 
   set.updatedAt = now();
   try {
-    const [updated] = await db.update(db.t.waitlists).set(set).where(eq(db.t.waitlists.id, w.id)).returning();
+    const [updated] = await db.tx((tx) => tx.update(tx.t.waitlists).set(set).where(eq(tx.t.waitlists.id, w.id)).returning());
     return await settingsOf(db, updated);
   } catch (err) {
     throw (await nameTaken(db, err, { id: w.id, name: set.name ?? w.name, slug: w.slug, customDomain: set.customDomain !== undefined ? set.customDomain : w.customDomain })) ?? err;

@@ -49,7 +49,7 @@ export function webhookRoutes(deps: { db: Db; config: Config; api: ReturnType<ty
       async ({ auth }) => {
         const secret = `whsec_${token(40)}`;
         const { waitlists } = db.t;
-        await db.update(waitlists).set({ signingSecret: secret, updatedAt: now() }).where(eq(waitlists.id, auth.waitlist!.id));
+        await db.tx((tx) => tx.update(waitlists).set({ signingSecret: secret, updatedAt: now() }).where(eq(waitlists.id, auth.waitlist!.id)));
         return { success: true, data: { signing_secret: secret } };
       },
       {
