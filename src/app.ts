@@ -1,6 +1,7 @@
 // Composition root: the ordered router set-up (errors, request log, auth, features, docs) in one place.
 import { auditRoutes, auditScopes } from "./audit/routes";
 import { auditWrites } from "./audit/writes";
+import { userRoutes } from "./users/routes";
 import { Elysia, NotFoundError, t } from "elysia";
 import { sql } from "drizzle-orm";
 import type { Config } from "./config";
@@ -88,6 +89,7 @@ export function buildApp(deps: AppDeps) {
     .use(metrics?.routes ?? new Elysia({ name: "http/metrics-off" }))
     .use(accountRoutes({ db, api }))
     .use(auditRoutes({ db, api }))
+    .use(userRoutes({ db, config, api, dispatcher: deps.dispatcher }))
     .use(waitlistRoutes({ db, config, api }))
     .use(subscriberRoutes({ db, config, api, dispatch }))
     .use(importRoutes({ db, config, api }))

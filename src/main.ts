@@ -7,6 +7,7 @@ import { didYouMean, parseArgs, UsageError } from "./cli/args";
 import { CommandError, flagsOf, runCommand, type Command } from "./cli/command";
 import { accountCommands } from "./cli/account";
 import { keyCommands, waitlistKeyCommand } from "./cli/key";
+import { userCommands } from "./cli/user";
 import { backupCommand } from "./cli/backup";
 import { restoreCommand } from "./cli/restore";
 import { doctorCommand } from "./cli/doctor";
@@ -23,7 +24,7 @@ const SERVE: Command = {
   required: [],
   run: () => Promise.reject(new Error("serve runs from main")),
 };
-const COMMANDS: Command[] = [SERVE, ...accountCommands, ...keyCommands, waitlistKeyCommand, backupCommand, restoreCommand, migrateDbCommand, importCommand, exportCommand, doctorCommand, versionCommand];
+const COMMANDS: Command[] = [SERVE, ...accountCommands, ...keyCommands, waitlistKeyCommand, ...userCommands, backupCommand, restoreCommand, migrateDbCommand, importCommand, exportCommand, doctorCommand, versionCommand];
 const GROUPS = new Set(COMMANDS.filter((c) => c.name.includes(" ")).map((c) => c.name.split(" ")[0]));
 const TOP_LEVEL = [...new Set(COMMANDS.map((c) => c.name.split(" ")[0])), "help"];
 

@@ -461,3 +461,50 @@ describe("launch day", () => {
     await finish(t);
   });
 });
+
+describe("API keys and the audit log (issue 48)", () => {
+  test("make a read-only key limited to one waitlist (shown once), see it listed without its secret, revoke it; the audit log shows each change", async () => {
+    const { key, w, t } = await teamWithWaitlist(s, "business", "Keys");
+    await t.page.getByRole("link", { name: "API keys" }).click();
+    await t.page.getByRole("heading", { name: "API keys", level: 1 }).waitFor();
+    const rows = t.page.locator("table.keys tbody tr");
+    await hasCount(rows, 1);
+
+    await t.page.getByLabel("Name", { exact: true }).fill("Reporting");
+    await t.page.getByLabel("Read only", { exact: false }).check();
+    await t.page.getByLabel(w.name).check();
+    await t.page.getByRole("button", { name: "Create key" }).click();
+    const secret = await t.page.getByRole("dialog").locator("input.secret").inputValue();
+    expect(secret).toMatch(/^wl_acct_/);
+    await t.page.getByRole("dialog").getByRole("button", { name: "Done" }).click();
+    await hasCount(rows, 2);
+    const made = rows.nth(1);
+    await contains(made, "Read only");
+    await contains(made, w.name);
+    await contains(made, secret.slice(0, 12));
+    expect(await t.page.locator("table.keys").textContent()).not.toContain(secret);
+    await shot(t, "9-keys");
+    // the key reads its waitlist and can't change it
+    expect((await s.request("GET", `/api/v1/waitlist/${w.key}/settings`, { key: secret })).status).toBe(200);
+    expect((await s.request("PATCH", `/api/v1/waitlist/${w.key}/settings`, { key: secret, body: { description: "no" } })).status).toBe(403);
+
+    await made.getByRole("button", { name: "Revoke" }).click();
+    await t.page.getByRole("dialog").getByRole("button", { name: "Revoke" }).click();
+    await contains(t.page.locator("#status"), 'Key "Reporting" revoked');
+    await hasCount(rows, 1);
+    expect((await s.request("GET", `/api/v1/waitlist/${w.key}/settings`, { key: secret })).status).toBe(401);
+
+    await t.page.getByRole("link", { name: "Audit log" }).click();
+    await t.page.getByRole("heading", { name: "Audit log", level: 1 }).waitFor();
+    const entries = t.page.locator("table.audit tbody tr");
+    await hasCount(entries, 3);
+    expect(await entries.locator("th").allTextContents()).toEqual(["key.revoke", "key.create", "waitlist.create"]);
+    await contains(entries.first(), "127.0.0.1");
+    await t.page.getByLabel("What").fill("key");
+    await t.page.getByRole("button", { name: "Filter" }).click();
+    await hasCount(entries, 2);
+    await shot(t, "10-audit");
+    expect((await s.request("GET", "/api/v1/account/audit", { key })).body.data.entries).toHaveLength(3);
+    await finish(t);
+  });
+});

@@ -31,6 +31,8 @@ afterAll(async () => {
 });
 
 const uniq = () => Math.random().toString(36).slice(2, 8);
+/** Issue 48: what is done before anyone is signed in. */
+const PUBLIC_API = ["POST /api/v1/session", "POST /api/v1/session/password", "POST /api/v1/session/reset"];
 const own = () => s.url.replace("127.0.0.1", "localhost");
 const column = async (query: SQL) => String(Object.values((await db.rows(query))[0] ?? {})[0] ?? "");
 
@@ -87,8 +89,11 @@ describe("the document", () => {
     const doc = checker.doc;
     expect(doc.servers.map((server: any) => server.url)).toEqual(["/", s.url.replace("127.0.0.1", "localhost")]);
     expect(doc.components.securitySchemes.ApiKey).toMatchObject({ type: "apiKey", in: "header", name: "X-Api-Key" });
+    expect(doc.components.securitySchemes.Session).toMatchObject({ type: "apiKey", in: "cookie", name: "wl_session" });
     for (const { op, id, path } of checker.operations) {
-      expect([id, op.security]).toEqual([id, path.startsWith("/api/") ? [{ ApiKey: [] }] : []]);
+      // issue 48: a key or a session everywhere on /api but a user's own endpoints (a session only) and what comes before one
+      const security = !path.startsWith("/api/") || PUBLIC_API.includes(id) ? [] : path.startsWith("/api/v1/session") ? [{ Session: [] }] : [{ ApiKey: [] }, { Session: [] }];
+      expect([id, op.security]).toEqual([id, security]);
       for (const [status, r] of Object.entries(op.responses as Record<string, any>)) {
         if (status === "429") expect([id, Object.keys(r.headers)]).toEqual([id, expect.arrayContaining(["Retry-After", "X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset"])]);
         if (path.startsWith("/api/") && status !== "413" && status !== "500") expect([id, status, Object.keys(r.headers ?? {})]).toEqual([id, status, expect.arrayContaining(["X-RateLimit-Limit"])]);

@@ -8,6 +8,8 @@ import { overviewView } from "./view-overview.js";
 import { settingsView } from "./view-settings.js";
 import { pageView } from "./view-page.js";
 import { broadcastsView, broadcastView } from "./view-broadcasts.js";
+import { keysView } from "./view-keys.js";
+import { auditView } from "./view-audit.js";
 
 const root = document.getElementById("app");
 const header = document.getElementById("account");
@@ -20,6 +22,8 @@ function renderHeader(me) {
     header,
     h("span", { class: "who" }, me.account.username, " · ", me.plan.name),
     h("span", { class: "credits", "data-credits": me.ai_credits.remaining ?? "" }, `AI credits: ${me.ai_credits.remaining ?? "–"}`),
+    h("a", { href: "#/keys" }, "API keys"),
+    h("a", { href: "#/audit" }, "Audit log"),
     h("button", { type: "button", class: "link", onclick: () => signOut("You are signed out.") }, "Sign out"),
   );
 }
@@ -75,6 +79,8 @@ const ROUTES = [
   [/^#\/w\/([^/]+)\/page$/, (key) => pageView(key)],
   [/^#\/w\/([^/]+)\/broadcasts$/, (key) => broadcastsView(key)],
   [/^#\/w\/([^/]+)\/broadcasts\/([^/]+)$/, (key, id) => broadcastView(key, id)],
+  [/^#\/keys$/, () => keysView()],
+  [/^#\/audit$/, () => auditView()],
 ];
 
 let current = 0;

@@ -91,7 +91,7 @@ export function accountRoutes(deps: { db: Db; api: ReturnType<typeof apiGuard> }
     .delete(
       "/account/keys/:id",
       async ({ auth, params }) => {
-        await revokeKey(db, params.id, auth.account.id);
+        await revokeKey(db, params.id, auth.account.id, auth.user && auth.user.role !== "owner" ? auth.user.id : undefined);
         return { success: true, message: "API key revoked" };
       },
       {

@@ -4,7 +4,7 @@ import { setTarget } from "../audit/scope";
 import { now, sha256Hex, token } from "../clock";
 import type { Db } from "../db/db";
 import { PLANS, type PlanId } from "../db/schema";
-import { badRequest, conflict, notFound } from "../http/errors";
+import { badRequest, conflict, forbidden, notFound } from "../http/errors";
 import type { Auth } from "../http/api";
 import { planOf } from "./plans";
 
@@ -151,9 +151,16 @@ export async function createAccountKeyFor(db: Db, username: string, name: string
   return createAccountKey(db, account.id, name);
 }
 
-/** Revokes an account or per-waitlist key; `accountId` limits it to that account's keys (HTTP). */
-export async function revokeKey(db: Db, id: string, accountId?: string) {
+/**
+ * Revokes an account or per-waitlist key; `accountId` limits it to that account's keys (HTTP), `madeBy` to the keys a
+ * user made (an admin's: issue 48, others' keys need an owner).
+ */
+export async function revokeKey(db: Db, id: string, accountId?: string, madeBy?: string) {
   const { apiKeys } = db.t;
+  if (madeBy !== undefined) {
+    const [key] = await db.select({ createdBy: apiKeys.createdBy }).from(apiKeys).where(and(eq(apiKeys.id, id), isNull(apiKeys.revokedAt), accountId ? eq(apiKeys.accountId, accountId) : undefined));
+    if (key && key.createdBy !== madeBy) throw forbidden("needs role owner to revoke a key someone else made");
+  }
   const revoked = await db.tx((tx) =>
     tx
       .update(apiKeys)

@@ -1,11 +1,19 @@
 // Issue 48: what each change made through the API is recorded as, by route. Every route that may change something
-// is here or in VISITOR_EVENTS (test/audit.e2e.test.ts checks the app's routes against both).
+// is here or in UNAUDITED (test/audit.e2e.test.ts checks the app's routes against both).
 
 const W = "/api/v1/waitlist/:waitlistKey";
 
 export const ACTIONS: Record<string, string> = {
   "POST /api/v1/account/keys": "key.create",
   "DELETE /api/v1/account/keys/:id": "key.revoke",
+  "POST /api/v1/account/users": "user.invite",
+  "PATCH /api/v1/account/users/:id": "user.update",
+  "DELETE /api/v1/account/users/:id": "user.remove",
+  "DELETE /api/v1/account/sessions/:id": "session.revoke",
+  "DELETE /api/v1/session": "session.sign_out",
+  "POST /api/v1/session/totp": "session.totp_start",
+  "POST /api/v1/session/totp/confirm": "session.totp_on",
+  "DELETE /api/v1/session/totp": "session.totp_off",
   "POST /api/v1/waitlists": "waitlist.create",
   [`PATCH ${W}/settings`]: "settings.update",
   [`POST ${W}/api-key`]: "waitlist_key.regenerate",
@@ -35,10 +43,18 @@ export const ACTIONS: Record<string, string> = {
 };
 
 /**
- * The visitors' own events, sent with a key by a team's backend on a visitor's behalf, and a provider's reports: not
- * a team member's change (the subscriber, the view, the email's status are their record), and the hot path.
+ * Changes that are no team member's: the visitors' own events, sent with a key by a team's backend on a visitor's
+ * behalf, and a provider's reports (the subscriber, the view, the email's status are their record; and the hot path);
+ * and what is done before anyone is signed in (a sign-in, a link's password, a reset link asked for).
  */
-export const VISITOR_EVENTS = new Set([`POST ${W}/sign-up`, `POST ${W}/log-view`, "POST /api/v1/email/events"]);
+export const UNAUDITED = new Set([
+  `POST ${W}/sign-up`,
+  `POST ${W}/log-view`,
+  "POST /api/v1/email/events",
+  "POST /api/v1/session",
+  "POST /api/v1/session/password",
+  "POST /api/v1/session/reset",
+]);
 
 /** Whether a request may be audited at all: a scope is opened for it (a cheap test of method and URL). */
 export function mayChange(method: string, url: string): boolean {

@@ -15,6 +15,8 @@ import viewSettings from "../../public/dashboard/view-settings.js" with { type: 
 import viewPage from "../../public/dashboard/view-page.js" with { type: "text" };
 import viewBroadcasts from "../../public/dashboard/view-broadcasts.js" with { type: "text" };
 import emailFrame from "../../public/dashboard/email-frame.js" with { type: "text" };
+import viewKeys from "../../public/dashboard/view-keys.js" with { type: "text" };
+import viewAudit from "../../public/dashboard/view-audit.js" with { type: "text" };
 import css from "../../public/dashboard/dashboard.css" with { type: "text" };
 
 const JS = "text/javascript; charset=utf-8";
@@ -33,6 +35,8 @@ const ASSETS: Record<string, { body: string; type: string }> = {
   "view-page.js": { body: viewPage, type: JS },
   "view-broadcasts.js": { body: viewBroadcasts, type: JS },
   "email-frame.js": { body: emailFrame, type: JS },
+  "view-keys.js": { body: viewKeys, type: JS },
+  "view-audit.js": { body: viewAudit, type: JS },
   "dashboard.css": { body: css, type: "text/css; charset=utf-8" },
 };
 

@@ -22,6 +22,7 @@ import m0019 from "../../drizzle/0019_sources_shares.sql" with { type: "text" };
 import m0020 from "../../drizzle/0020_imports.sql" with { type: "text" };
 import m0021 from "../../drizzle/0021_personal_data.sql" with { type: "text" };
 import m0022 from "../../drizzle/0022_keys_audit.sql" with { type: "text" };
+import m0023 from "../../drizzle/0023_users.sql" with { type: "text" };
 import p0000 from "../../drizzle-pg/0000_baseline.sql" with { type: "text" };
 import p0001 from "../../drizzle-pg/0001_triggers.sql" with { type: "text" };
 import p0002 from "../../drizzle-pg/0002_folded_names.sql" with { type: "text" };
@@ -33,6 +34,7 @@ import p0007 from "../../drizzle-pg/0007_imports.sql" with { type: "text" };
 import p0008 from "../../drizzle-pg/0008_personal_data.sql" with { type: "text" };
 import p0009 from "../../drizzle-pg/0009_subscriber_id_collation.sql" with { type: "text" };
 import p0010 from "../../drizzle-pg/0010_keys_audit.sql" with { type: "text" };
+import p0011 from "../../drizzle-pg/0011_users.sql" with { type: "text" };
 
 export const migrations: { tag: string; sql: string }[] = [
   { tag: "0000_init", sql: m0000 },
@@ -58,6 +60,7 @@ export const migrations: { tag: string; sql: string }[] = [
   { tag: "0020_imports", sql: m0020 },
   { tag: "0021_personal_data", sql: m0021 },
   { tag: "0022_keys_audit", sql: m0022 },
+  { tag: "0023_users", sql: m0023 },
 ];
 
 export const pgMigrations: { tag: string; sql: string }[] = [
@@ -72,4 +75,5 @@ export const pgMigrations: { tag: string; sql: string }[] = [
   { tag: "0008_personal_data", sql: p0008 },
   { tag: "0009_subscriber_id_collation", sql: p0009 },
   { tag: "0010_keys_audit", sql: p0010 },
+  { tag: "0011_users", sql: p0011 },
 ];

@@ -5,7 +5,7 @@
 // a join between columns of two collations cannot use an index). A new such column needs the same.
 import { sql } from "drizzle-orm";
 import { bigint, boolean, index, integer, pgTable, primaryKey, text, uniqueIndex } from "drizzle-orm/pg-core";
-import { PLANS, SUBSCRIBER_STATUSES, ACCESS_STATUSES, DELIVERABILITY, TAG_COLORS, OUTBOX_KINDS, OUTBOX_STATUSES, EMAIL_STATUSES, BROADCAST_STATUSES, RECIPIENT_STATUSES, IMPORT_STATUSES, PAGE_TYPES, PAGE_STATUSES } from "./schema";
+import { ROLES, PLANS, SUBSCRIBER_STATUSES, ACCESS_STATUSES, DELIVERABILITY, TAG_COLORS, OUTBOX_KINDS, OUTBOX_STATUSES, EMAIL_STATUSES, BROADCAST_STATUSES, RECIPIENT_STATUSES, IMPORT_STATUSES, PAGE_TYPES, PAGE_STATUSES } from "./schema";
 
 
 export const accounts = pgTable("accounts", {
@@ -606,4 +606,70 @@ export const auditLog = pgTable(
     userAgent: text("user_agent"),
   },
   (t) => [index("audit_log_account_idx").on(t.accountId, t.at), index("audit_log_actor_idx").on(t.accountId, t.actorId, t.at)],
+);
+
+/** Issue 48: the people of an account, each with a role; a password once they set it, TOTP when they turn it on. */
+export const users = pgTable(
+  "users",
+  {
+    id: text("id").primaryKey(),
+    accountId: text("account_id").notNull().references(() => accounts.id, { onDelete: "cascade" }),
+    /** Lower-cased; one user an address across the service (sign-in names no account). */
+    email: text("email").notNull().unique(),
+    name: text("name"),
+    role: text("role", { enum: ROLES }).notNull(),
+    /** Argon2id (Bun.password); null until the invitation is accepted. */
+    passwordHash: text("password_hash"),
+    totpSecret: text("totp_secret"),
+    totpEnabledAt: bigint("totp_enabled_at", { mode: "number" }),
+    /** SHA-256 of each unused recovery code, comma-separated. */
+    recoveryCodes: text("recovery_codes"),
+    createdAt: bigint("created_at", { mode: "number" }).notNull(),
+    updatedAt: bigint("updated_at", { mode: "number" }).notNull(),
+  },
+  (t) => [index("users_account_idx").on(t.accountId)],
+);
+
+/** Issue 48: single-use links (an invitation, a password reset), by the SHA-256 of the token. */
+export const userTokens = pgTable(
+  "user_tokens",
+  {
+    tokenHash: text("token_hash").primaryKey(),
+    userId: text("user_id").notNull().references(() => users.id, { onDelete: "cascade" }),
+    kind: text("kind", { enum: ["invite", "reset"] }).notNull(),
+    createdAt: bigint("created_at", { mode: "number" }).notNull(),
+    expiresAt: bigint("expires_at", { mode: "number" }).notNull(),
+    usedAt: bigint("used_at", { mode: "number" }),
+  },
+  (t) => [index("user_tokens_user_idx").on(t.userId)],
+);
+
+/** Issue 48: dashboard sessions, by the SHA-256 of the cookie's token: any instance reads them, any revokes them. */
+export const sessions = pgTable(
+  "sessions",
+  {
+    id: text("id").primaryKey(),
+    /** What a list shows and a revocation names: not the cookie's token. */
+    publicId: text("public_id").notNull().unique(),
+    userId: text("user_id").notNull().references(() => users.id, { onDelete: "cascade" }),
+    /** The CSRF token a state-changing request sends back in X-CSRF-Token. */
+    csrf: text("csrf").notNull(),
+    createdAt: bigint("created_at", { mode: "number" }).notNull(),
+    expiresAt: bigint("expires_at", { mode: "number" }).notNull(),
+    revokedAt: bigint("revoked_at", { mode: "number" }),
+    ip: text("ip"),
+    userAgent: text("user_agent"),
+  },
+  (t) => [index("sessions_user_idx").on(t.userId)],
+);
+
+/** Issue 48: failed sign-ins, by account address and by IP, counted over 15 minutes. */
+export const signInFailures = pgTable(
+  "sign_in_failures",
+  {
+    id: text("id").primaryKey(),
+    subject: text("subject").notNull(),
+    at: bigint("at", { mode: "number" }).notNull(),
+  },
+  (t) => [index("sign_in_failures_subject_idx").on(t.subject, t.at)],
 );

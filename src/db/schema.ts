@@ -3,6 +3,9 @@ import { sql } from "drizzle-orm";
 import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 
 export const PLANS = ["free", "launch", "pro", "growth", "business"] as const;
+/** Issue 48: a user's role, most to least. */
+export const ROLES = ["owner", "admin", "editor", "viewer"] as const;
+export type Role = (typeof ROLES)[number];
 export type PlanId = (typeof PLANS)[number];
 
 export const accounts = sqliteTable("accounts", {
@@ -627,4 +630,70 @@ export const auditLog = sqliteTable(
     userAgent: text("user_agent"),
   },
   (t) => [index("audit_log_account_idx").on(t.accountId, t.at), index("audit_log_actor_idx").on(t.accountId, t.actorId, t.at)],
+);
+
+/** Issue 48: the people of an account, each with a role; a password once they set it, TOTP when they turn it on. */
+export const users = sqliteTable(
+  "users",
+  {
+    id: text("id").primaryKey(),
+    accountId: text("account_id").notNull().references(() => accounts.id, { onDelete: "cascade" }),
+    /** Lower-cased; one user an address across the service (sign-in names no account). */
+    email: text("email").notNull().unique(),
+    name: text("name"),
+    role: text("role", { enum: ROLES }).notNull(),
+    /** Argon2id (Bun.password); null until the invitation is accepted. */
+    passwordHash: text("password_hash"),
+    totpSecret: text("totp_secret"),
+    totpEnabledAt: integer("totp_enabled_at"),
+    /** SHA-256 of each unused recovery code, comma-separated. */
+    recoveryCodes: text("recovery_codes"),
+    createdAt: integer("created_at").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+  },
+  (t) => [index("users_account_idx").on(t.accountId)],
+);
+
+/** Issue 48: single-use links (an invitation, a password reset), by the SHA-256 of the token. */
+export const userTokens = sqliteTable(
+  "user_tokens",
+  {
+    tokenHash: text("token_hash").primaryKey(),
+    userId: text("user_id").notNull().references(() => users.id, { onDelete: "cascade" }),
+    kind: text("kind", { enum: ["invite", "reset"] }).notNull(),
+    createdAt: integer("created_at").notNull(),
+    expiresAt: integer("expires_at").notNull(),
+    usedAt: integer("used_at"),
+  },
+  (t) => [index("user_tokens_user_idx").on(t.userId)],
+);
+
+/** Issue 48: dashboard sessions, by the SHA-256 of the cookie's token: any instance reads them, any revokes them. */
+export const sessions = sqliteTable(
+  "sessions",
+  {
+    id: text("id").primaryKey(),
+    /** What a list shows and a revocation names: not the cookie's token. */
+    publicId: text("public_id").notNull().unique(),
+    userId: text("user_id").notNull().references(() => users.id, { onDelete: "cascade" }),
+    /** The CSRF token a state-changing request sends back in X-CSRF-Token. */
+    csrf: text("csrf").notNull(),
+    createdAt: integer("created_at").notNull(),
+    expiresAt: integer("expires_at").notNull(),
+    revokedAt: integer("revoked_at"),
+    ip: text("ip"),
+    userAgent: text("user_agent"),
+  },
+  (t) => [index("sessions_user_idx").on(t.userId)],
+);
+
+/** Issue 48: failed sign-ins, by account address and by IP, counted over 15 minutes. */
+export const signInFailures = sqliteTable(
+  "sign_in_failures",
+  {
+    id: text("id").primaryKey(),
+    subject: text("subject").notNull(),
+    at: integer("at").notNull(),
+  },
+  (t) => [index("sign_in_failures_subject_idx").on(t.subject, t.at)],
 );

@@ -75,7 +75,11 @@ export function buildDocument(app: AppLike, info: { baseUrl: string; title: stri
     components: {
       ...(Object.keys(generated.components?.schemas ?? {}).length ? { schemas: generated.components.schemas } : {}),
       headers: HEADERS,
-      securitySchemes: { ApiKey: { type: "apiKey", in: "header", name: "X-Api-Key" } },
+      securitySchemes: {
+        ApiKey: { type: "apiKey", in: "header", name: "X-Api-Key" },
+        // issue 48: the dashboard's sign-in (POST /api/v1/session); a change also sends X-CSRF-Token
+        Session: { type: "apiKey", in: "cookie", name: "wl_session", description: "The session cookie of POST /api/v1/session; requests that change something also send its csrf_token as X-CSRF-Token" },
+      },
     },
   };
 }

@@ -5,7 +5,9 @@ import { and, eq, isNull, sql, type SQL } from "drizzle-orm";
 import { sha256Hex, now } from "../clock";
 import type { Config } from "../config";
 import type { Db } from "../db/db";
-import type { PlanId } from "../db/schema";
+import type { PlanId, Role } from "../db/schema";
+import { rank, sessionByToken } from "../users/service";
+import { requiredRole } from "../users/roles";
 import { isGrowthOrHigher, planOf, UNAUTHENTICATED_LIMIT, type Bucket } from "../account/plans";
 import { AppError, forbidden, unauthorized, type ErrorShape } from "./errors";
 import { countAndDecide, rateHeaders, uncounted, type RateDecision } from "./rate-limit";
@@ -14,12 +16,15 @@ import { parseCappedBody, readBodyText, streamsBody } from "./body-limit";
 import { readCache } from "../db/read-cache";
 import { waitlistRows, type Waitlist } from "../waitlists/rows";
 import { ACTIONS } from "../audit/actions";
-import { expectAudit, outsideScopes } from "../audit/scope";
+import { expectAudit, outsideScopes, type Actor, type AuditEntry } from "../audit/scope";
 import { maskEmail } from "../log";
 
 export type { Waitlist } from "../waitlists/rows";
 
 export interface Auth {
+  /** Issue 48: the signed-in user of a dashboard session; null for an API key. */
+  user: { id: string; email: string; name: string | null; role: Role; sessionId: string; csrf: string } | null;
+  /** The API key; for a session, the user (their id and name) with a key's full power. */
   key: {
     id: string;
     name: string;
@@ -37,8 +42,12 @@ export interface Auth {
 }
 
 export interface Policy {
-  /** `account`: account keys only (401 for a per-waitlist key). `any`: either kind. */
-  key: "account" | "any";
+  /**
+   * `account`: account keys only (401 for a per-waitlist key). `any`: either kind. `user`: a signed-in user's own
+   * (their sessions, their second factor): 403 for a key. A dashboard session passes `account` and `any` too.
+   * `none`: before anyone is signed in (a sign-in, a link's password): no key or session, the IP's rate limit.
+   */
+  key: "account" | "any" | "user" | "none";
   bucket: Bucket;
   /** Account keys below this plan get 403; per-waitlist keys always need Growth (DESIGN §3). */
   minPlan?: "growth";
@@ -75,7 +84,7 @@ export const POLICY_EXTENSION = "x-api-policy";
 /** Every status the guard itself can answer on a route with this policy, before the handler runs. */
 export function guardStatuses(policy: Policy, method: string): number[] {
   // 403: a read-only key's write, a key limited to other waitlists (issue 48)
-  const statuses = [401, 403, 429];
+  const statuses = policy.key === "none" ? [429] : [401, 403, 429];
   // a body that is not a JSON object, arrives too slowly, or is over 1 MB (onParse below)
   if (method !== "GET" && method !== "HEAD") statuses.push(400, 408, 413);
   if (policy.landing) statuses.push(503);
@@ -185,8 +194,74 @@ export function apiGuard(deps: { db: Db; config: Config }) {
   // the waitlist rows of recent requests, each good while its version (read with the key on every request) is unchanged
   const waitlists = waitlistRows(db);
 
+  // issue 48: a session's row is read again only after a commit that may change it (a revocation, a role)
+  const sessions = readCache<string, SessionLookup | undefined>(db, { max: 10_000, keep: (row) => row !== undefined, tables: ["sessions", "users", "accounts"] });
+  const byWaitlistKey = readCache<string, { id: string; version: number } | undefined>(db, { max: 10_000, keep: (row) => row !== undefined, tables: ["waitlists"] });
+
+  async function authenticateSession(ctx: RequestParts, policy: Policy, cookie: string): Promise<Auth> {
+    const row = await sessions.get(sha256Hex(cookie), async () => {
+      const s = await sessionByToken(db, cookie);
+      if (!s) return undefined;
+      const [a] = await db.rows<{ username: string; plan: PlanId; ai_credits: number }>(sql`SELECT username, plan, ai_credits FROM accounts WHERE id = ${s.account_id}`);
+      return a ? { ...s, username: a.username, plan: a.plan, aiCredits: Number(a.ai_credits) } : undefined;
+    });
+    if (!row) throw unauthorized("Your session has ended (signed out, revoked or expired): sign in again");
+    const d = await rateLimit(`user:${row.user_id}:${policy.bucket}`, planOf(row.plan).limits[policy.bucket]);
+    Object.assign(ctx.set.headers, rateHeaders(d));
+    if (!d.allowed) throw tooMany(d);
+    const method = ctx.request.method;
+    // a cookie rides along with any site's form or fetch: a change needs the token only the dashboard's page holds
+    if (method !== "GET" && method !== "HEAD" && ctx.request.headers.get("x-csrf-token") !== row.csrf) {
+      throw forbidden("CSRF token missing or wrong: send the X-CSRF-Token header the sign-in answered (GET /api/v1/session)");
+    }
+    const needed = ctx.route === undefined ? "owner" : requiredRole(method, ctx.route);
+    if (rank(row.role) < rank(needed)) throw forbidden(`needs role ${needed}; you are ${row.role}`);
+    let waitlist: Waitlist | null = null;
+    if (ctx.params?.waitlistKey !== undefined) {
+      const key = ctx.params.waitlistKey;
+      const found = await byWaitlistKey.get(key, async () => (await db.rows<{ id: string; version: number }>(sql`SELECT id, version FROM waitlists WHERE key = ${key}`))[0]);
+      waitlist = found ? await waitlists.at(found.id, Number(found.version)) : null;
+      if (!waitlist || waitlist.accountId !== row.account_id) throw unauthorized("Invalid waitlist key");
+    }
+    if (policy.minPlan === "growth" && !isGrowthOrHigher(row.plan)) throw forbidden(`This endpoint needs the Growth plan or higher; this account is on ${planOf(row.plan).name}`);
+    if (policy.landing && !config.landingPageApi) throw new AppError("unavailable", "The landing-page API is temporarily disabled on this server (LANDING_PAGE_API=off)");
+    const name = row.name ?? row.email;
+    const action = ctx.route === undefined ? undefined : ACTIONS[`${method} ${ctx.route}`];
+    if (action) expectAudit(auditEntry(ctx, row.account_id, { type: "user", id: row.user_id, name }, action));
+    return {
+      user: { id: row.user_id, email: row.email, name: row.name, role: row.role, sessionId: row.public_id, csrf: row.csrf },
+      key: { id: row.user_id, name, createdAt: 0, lastUsedAt: null, isWaitlistKey: false, canWrite: true, waitlistIds: null },
+      account: { id: row.account_id, username: row.username, plan: row.plan, aiCredits: row.aiCredits },
+      waitlist,
+    };
+  }
+
+  function auditEntry(ctx: RequestParts, accountId: string, actor: Actor, action: string): AuditEntry {
+    const agent = ctx.request.headers.get("user-agent");
+    return {
+      accountId,
+      actor,
+      action,
+      target: targetOf(ctx.route!, ctx.params ?? {}),
+      ip: clientIp(ctx.request, ctx.server, config.trustProxy),
+      userAgent: agent ? agent.slice(0, USER_AGENT_MAX) : null,
+    };
+  }
+
+  /** A route before anyone is signed in: the IP's rate limit, no one's auth. */
+  async function limitByIp(ctx: Omit<RequestParts, "params">, policy: Policy): Promise<null> {
+    const d = await rateLimit(`ip:${clientIp(ctx.request, ctx.server, config.trustProxy)}:${policy.bucket}`, UNAUTHENTICATED_LIMIT);
+    Object.assign(ctx.set.headers, rateHeaders(d));
+    if (!d.allowed) throw tooMany(d);
+    return null;
+  }
+
   async function authenticate(ctx: RequestParts, policy: Policy): Promise<Auth> {
     const presented = ctx.request.headers.get("x-api-key")?.trim() || basicPassword(ctx.request.headers.get("authorization"));
+    if (!presented) {
+      const cookie = sessionCookie(ctx.request);
+      if (cookie) return authenticateSession(ctx, policy, cookie);
+    }
     const row = presented ? await lookup(sha256Hex(presented), ctx.params?.waitlistKey) : undefined;
     if (!row) {
       const ip = clientIp(ctx.request, ctx.server, config.trustProxy);
@@ -201,6 +276,7 @@ export function apiGuard(deps: { db: Db; config: Config }) {
     Object.assign(ctx.set.headers, rateHeaders(d));
     if (!d.allowed) throw tooMany(d);
 
+    if (policy.key === "user") throw forbidden("This endpoint is a signed-in user's own: sign in to the dashboard (an API key has no user)");
     if (isWaitlistKey && policy.key === "account") throw unauthorized("This endpoint needs an account key (wl_acct_...); per-waitlist keys are not accepted");
     let waitlist: Waitlist | null = null;
     if (row.waitlistId !== undefined) {
@@ -222,18 +298,9 @@ export function apiGuard(deps: { db: Db; config: Config }) {
     if (policy.landing && !config.landingPageApi) throw new AppError("unavailable", "The landing-page API is temporarily disabled on this server (LANDING_PAGE_API=off)");
 
     const action = ctx.route === undefined ? undefined : ACTIONS[`${method} ${ctx.route}`];
-    if (action) {
-      const agent = ctx.request.headers.get("user-agent");
-      expectAudit({
-        accountId: row.accountId,
-        actor: { type: "key", id: row.keyId, name: row.keyName },
-        action,
-        target: targetOf(ctx.route!, ctx.params ?? {}),
-        ip: clientIp(ctx.request, ctx.server, config.trustProxy),
-        userAgent: agent ? agent.slice(0, USER_AGENT_MAX) : null,
-      });
-    }
+    if (action) expectAudit(auditEntry(ctx, row.accountId, { type: "key", id: row.keyId, name: row.keyName }, action));
     return {
+      user: null,
       key: { id: row.keyId, name: row.keyName, createdAt: row.keyCreatedAt, lastUsedAt: row.keyLastUsedAt, isWaitlistKey, canWrite, waitlistIds },
       account: { id: row.accountId, username: row.username, plan: row.plan, aiCredits: row.aiCredits },
       waitlist,
@@ -270,7 +337,10 @@ export function apiGuard(deps: { db: Db; config: Config }) {
           ctx[ERROR_SHAPE] = policy.errors ?? "standard";
           // the parts it reads, not the context: Elysia compiles each route for what its hooks read, and a context passed
           // whole reads as "everything" (every API request had its headers copied and its cookies parsed, ~2 us)
-          ctx[AUTH] = await authenticate({ request: ctx.request, route: ctx.route, params: ctx.params, set: ctx.set, server: ctx.server }, policy);
+          ctx[AUTH] =
+            policy.key === "none"
+              ? await limitByIp({ request: ctx.request, set: ctx.set, server: ctx.server }, policy)
+              : await authenticate({ request: ctx.request, route: ctx.route, params: ctx.params, set: ctx.set, server: ctx.server }, policy);
           if (ctx.body === EMPTY_BODY) ctx.body = undefined;
           else if (ctx.body instanceof BodyProblem) throw new AppError(BODY_PROBLEMS[(ctx.body as BodyProblem).status], ctx.body.message);
           // a NUL in a query parameter reaches SQL as text, which PostgreSQL cannot hold (the fuzz test found a 500)
@@ -281,12 +351,42 @@ export function apiGuard(deps: { db: Db; config: Config }) {
         resolve: (ctx: any) => ({ auth: ctx[AUTH] as Auth }),
         // documents bodies as JSON; the global parser above has already read them
         parse: "json" as never,
-        detail: { security: [{ ApiKey: [] }], [POLICY_EXTENSION]: policy },
+        // a key, or the dashboard's session cookie (issue 48); a user's own endpoints take only the latter
+        detail: { security: securityOf(policy), [POLICY_EXTENSION]: policy },
       }),
     });
 }
 
 const NUL = "\0";
+
+const securityOf = (policy: Policy): Record<string, string[]>[] =>
+  policy.key === "none" ? [] : policy.key === "user" ? [{ Session: [] }] : [{ ApiKey: [] }, { Session: [] }];
+
+/** Issue 48: the dashboard session's cookie. */
+export const SESSION_COOKIE = "wl_session";
+
+function sessionCookie(request: Request): string | null {
+  const header = request.headers.get("cookie");
+  if (!header) return null;
+  for (const part of header.split(";")) {
+    const eq = part.indexOf("=");
+    if (eq > 0 && part.slice(0, eq).trim() === SESSION_COOKIE) return part.slice(eq + 1).trim() || null;
+  }
+  return null;
+}
+
+interface SessionLookup {
+  public_id: string;
+  csrf: string;
+  user_id: string;
+  email: string;
+  name: string | null;
+  role: Role;
+  account_id: string;
+  username: string;
+  plan: PlanId;
+  aiCredits: number;
+}
 const USER_AGENT_MAX = 256;
 
 /** The change's target as its path names it, past /api/v1/; an email in it masked (issue 48: never a full email). */

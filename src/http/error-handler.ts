@@ -39,6 +39,8 @@ export function errorHandler(deps: { log: Logger; routes: () => RouteEntry[] }) 
       status = error.status;
       message = error.message;
       data = error.data;
+      // a 429 says when to come back (the rate limits set it with their other headers; a throttle of its own here)
+      if (status === 429 && typeof data?.retry_after === "number") set.headers["retry-after"] ??= String(data.retry_after);
     } else if (error instanceof ValidationError && error.type !== "response") {
       status = 400;
       message = validationMessage(error);

@@ -1,6 +1,7 @@
 // Delivers outbox rows: right after the commit in the background, and from the retry job (DESIGN §4 Events).
 import { eq, sql } from "drizzle-orm";
-import { now } from "../clock";
+import { now, token } from "../clock";
+import { escapeHtml } from "../pages/html";
 import { mailDomain, type Config } from "../config";
 import type { Db } from "../db/db";
 import { maskEmail, maskEmailsIn, type Logger } from "../log";
@@ -20,6 +21,12 @@ export interface Dispatcher {
   catchUp(ms: number): Promise<number>;
   /** Waits for attempts in flight, at most `ms`. */
   drain(ms: number): Promise<void>;
+  /**
+   * Issue 48: a team member's email (an invitation to the dashboard, a password reset) sent now, not through the
+   * outbox: no waitlist owns it, and its link is also shown to whoever asked (an owner), or asked for again (a reset).
+   * false without SMTP_URL; throws when the server refuses it.
+   */
+  sendNow(email: { to: string; subject: string; text: string }): Promise<boolean>;
   close(): void;
 }
 
@@ -154,6 +161,11 @@ export function createDispatcher(deps: { db: Db; config: Config; log: Logger }):
       let total = 0;
       for (let n = BATCH; n === BATCH && now() < end; total += n) n = await this.runDue(BATCH);
       return total;
+    },
+    async sendNow(email) {
+      if (!mailer) return false;
+      await mailer.send({ ...email, html: `<pre style="font: 15px/1.5 system-ui, sans-serif; white-space: pre-wrap">${escapeHtml(email.text)}</pre>` }, `team.${token(20)}`);
+      return true;
     },
     async drain(ms) {
       await Promise.race([Promise.all([...inFlight]), Bun.sleep(ms)]);
