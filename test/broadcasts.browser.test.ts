@@ -48,7 +48,7 @@ describe("broadcasts in the dashboard", () => {
     page.on("pageerror", (e) => problems.push(e.message));
     await page.goto(`${s.url}/dashboard`);
     await page.getByLabel("Account API key").fill(key);
-    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.getByRole("button", { name: "Sign in", exact: true }).click();
     await page.getByRole("heading", { name: "Waitlists", level: 1 }).waitFor();
     await page.goto(`${s.url}/dashboard#/w/${w.key}`);
     await page.getByRole("link", { name: "Broadcasts" }).click();

@@ -122,7 +122,7 @@ test("the dashboard's settings page shows and saves the captcha setting", async 
   const t = await tab();
   await t.page.goto(`${s.url}/dashboard`);
   await t.page.getByLabel("Account API key").fill(key);
-  await t.page.getByRole("button", { name: "Sign in" }).click();
+  await t.page.getByRole("button", { name: "Sign in", exact: true }).click();
   await t.page.getByRole("heading", { name: "Waitlists", level: 1 }).waitFor();
   await t.page.goto(`${s.url}/dashboard#/w/${w.key}/settings`);
   const select = t.page.getByLabel("Captcha on the public form");

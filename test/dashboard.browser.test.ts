@@ -7,6 +7,7 @@ import type { Browser, BrowserContext, Locator, Page } from "playwright-core";
 import { startServer, until, type TestServer } from "./support/server";
 import { describe, launchBrowser, test } from "./support/browser";
 import { startFakeModel, startReceiver, type FakeModel, type Receiver } from "./support/peers";
+import * as OTPAuth from "otpauth";
 
 const ARTIFACTS = join(import.meta.dir, "artifacts");
 const PHONE = { width: 390, height: 844 };
@@ -63,7 +64,7 @@ async function open(server: TestServer, viewport = { width: 1280, height: 900 })
 
 async function signIn(t: Session, key: string) {
   await t.page.getByLabel("Account API key").fill(key);
-  await t.page.getByRole("button", { name: "Sign in" }).click();
+  await t.page.getByRole("button", { name: "Sign in", exact: true }).click();
   await t.page.getByRole("heading", { name: "Waitlists", level: 1 }).waitFor();
 }
 
@@ -261,7 +262,7 @@ describe("signing in and out", () => {
     const t = await open(s);
     for (const wrong of ["wl_acct_not-a-real-key", waitlistKey]) {
       await t.page.getByLabel("Account API key").fill(wrong);
-      await t.page.getByRole("button", { name: "Sign in" }).click();
+      await t.page.getByRole("button", { name: "Sign in", exact: true }).click();
       await contains(t.page.getByRole("alert"), "That key was not accepted. Use an account API key");
       expect(await t.page.evaluate(() => sessionStorage.getItem("waitlist.apiKey"))).toBeNull();
     }
@@ -275,10 +276,10 @@ describe("signing in and out", () => {
     await t.page.getByRole("heading", { name: "Waitlists", level: 1 }).waitFor();
     expect(await t.page.content()).not.toContain(key);
     await t.page.getByRole("button", { name: "Sign out" }).click();
-    await t.page.getByRole("button", { name: "Sign in" }).waitFor();
+    await t.page.getByRole("button", { name: "Sign in", exact: true }).waitFor();
     expect(await t.page.evaluate(() => sessionStorage.length)).toBe(0);
     await t.page.reload();
-    await t.page.getByRole("button", { name: "Sign in" }).waitFor();
+    await t.page.getByRole("button", { name: "Sign in", exact: true }).waitFor();
     await finish(t);
   });
 });
@@ -506,5 +507,107 @@ describe("API keys and the audit log (issue 48)", () => {
     await shot(t, "10-audit");
     expect((await s.request("GET", "/api/v1/account/audit", { key })).body.data.entries).toHaveLength(3);
     await finish(t);
+  });
+});
+
+describe("a team signs in (issue 48)", () => {
+  test("an owner invites an editor; the editor sets a password, turns TOTP on and signs in with it, edits subscribers, sees no settings buttons and gets 403 there; the owner revokes the editor's session", async () => {
+    const a = await s.account("business");
+    const w = (await s.request("POST", "/api/v1/waitlists", { key: a.key, body: { name: `Team ${uniq()}` } })).body.data.waitlist;
+    await s.request("POST", `/api/v1/waitlist/${w.key}/sign-up`, { key: a.key, body: { email: "fan@example.com" } });
+    const made = await s.cli("user", "create", "--username", a.username, "--email", `owner-${uniq()}@example.com`, "--json");
+    const link = new URL(made.json.sign_in_url);
+
+    // the owner follows the one-time link, chooses a password and is signed in
+    const owner = await open(s);
+    await owner.page.goto(`${s.url}/dashboard${link.hash}`);
+    await owner.page.getByLabel("Your name").fill("Olivia");
+    await owner.page.getByLabel("Password").fill("password1234");
+    await owner.page.getByRole("button", { name: "Set password and sign in" }).click();
+    await contains(owner.page.getByRole("alert"), "common");
+    await owner.page.getByLabel("Password").fill("olivia's long passphrase");
+    await owner.page.getByRole("button", { name: "Set password and sign in" }).click();
+    await owner.page.getByRole("heading", { name: "Waitlists", level: 1 }).waitFor();
+    await contains(owner.page.locator("#account"), "Olivia (owner)");
+    expect(await owner.page.evaluate(() => (globalThis as any).document.cookie)).toBe(""); // HttpOnly: no script reads the session
+
+    // the owner invites an editor from the Team page
+    await owner.page.getByRole("link", { name: "Team", exact: true }).click();
+    await owner.page.getByRole("heading", { name: "Team", level: 1 }).waitFor();
+    const editorEmail = `editor-${uniq()}@example.com`;
+    await owner.page.getByLabel("Email", { exact: true }).fill(editorEmail);
+    await owner.page.getByLabel("Role", { exact: true }).selectOption("editor");
+    await owner.page.getByRole("button", { name: "Send invitation" }).click();
+    const invite = await owner.page.getByRole("dialog").locator("input.secret").inputValue();
+    expect(invite).toContain("/dashboard#/welcome/");
+    await owner.page.getByRole("dialog").getByRole("button", { name: "Done" }).click();
+    await hasCount(owner.page.locator("table.users tbody tr"), 2);
+    await shot(owner, "11-team");
+
+    // the editor accepts in a browser of their own
+    const editor = await open(s);
+    await editor.page.goto(`${s.url}/dashboard${new URL(invite).hash}`);
+    await editor.page.getByLabel("Password").fill("editor's own long passphrase");
+    await editor.page.getByRole("button", { name: "Set password and sign in" }).click();
+    await editor.page.getByRole("heading", { name: "Waitlists", level: 1 }).waitFor();
+    await contains(editor.page.locator("#account"), "(editor)");
+    // no admin links for an editor
+    expect(await editor.page.getByRole("link", { name: "API keys" }).count()).toBe(0);
+
+    // TOTP on, from "Your sign-in"; then sign out and in again with the code
+    await editor.page.getByRole("link", { name: "Your sign-in" }).click();
+    await editor.page.getByRole("button", { name: "Turn on two-factor sign-in" }).click();
+    const secret = await editor.page.getByRole("dialog").getByLabel("Setup key").inputValue();
+    const totp = new OTPAuth.TOTP({ secret: OTPAuth.Secret.fromBase32(secret) });
+    await editor.page.getByRole("dialog").getByLabel("Code from the app").fill(totp.generate());
+    await editor.page.getByRole("dialog").getByRole("button", { name: "Turn on" }).click();
+    await contains(editor.page.getByRole("dialog"), "Recovery codes");
+    await editor.page.getByRole("dialog").getByRole("button", { name: "Done" }).click();
+    await editor.page.getByRole("button", { name: "Sign out" }).click();
+    await editor.page.getByLabel("Email").fill(editorEmail);
+    await editor.page.getByLabel("Password").fill("editor's own long passphrase");
+    await editor.page.getByRole("button", { name: "Sign in with password" }).click();
+    await contains(editor.page.getByRole("alert"), "6-digit code");
+    await editor.page.getByLabel("Authenticator code").fill(totp.generate());
+    await editor.page.getByRole("button", { name: "Sign in with password" }).click();
+    await editor.page.getByRole("heading", { name: "Waitlists", level: 1 }).waitFor();
+
+    // the editor edits a subscriber
+    await editor.page.goto(`${s.url}/dashboard#/w/${w.key}`);
+    await editor.page.getByRole("button", { name: "Edit fan@example.com" }).click();
+    await editor.page.getByRole("dialog").getByLabel("Points").fill("42");
+    await editor.page.getByRole("dialog").getByRole("button", { name: "Save" }).click();
+    await until(async () => (await s.request("GET", `/api/v1/waitlist/${w.key}/subscribers/fan@example.com`, { key: a.key })).body.data.subscriber.points === 42, SEE_MS, "the edit saved");
+    // settings: no Save button for an editor, and the server says 403 naming the role
+    await editor.page.goto(`${s.url}/dashboard#/w/${w.key}/settings`);
+    await editor.page.getByRole("heading", { name: "Webhooks" }).waitFor();
+    expect(await editor.page.getByRole("button", { name: "Save settings" }).isVisible()).toBe(false);
+    const refused = await editor.page.evaluate(async (path) => {
+      const r = await fetch(path, { method: "PATCH", headers: { "content-type": "application/json", "x-csrf-token": sessionStorage.getItem("waitlist.csrf") ?? "" }, body: JSON.stringify({ description: "no" }) });
+      return { status: r.status, body: await r.text() };
+    }, `/api/v1/waitlist/${w.key}/settings`);
+    expect(refused.status).toBe(403);
+    expect(refused.body).toContain("needs role admin");
+    await shot(editor, "12-editor-settings");
+
+    // the owner revokes the editor's session; the editor's next request is refused and they are signed out
+    await owner.page.reload();
+    await owner.page.getByRole("heading", { name: "Team", level: 1 }).waitFor();
+    const row = owner.page.locator("table.sessions tbody tr", { hasText: editorEmail });
+    await hasCount(row, 1);
+    await row.getByRole("button", { name: /Revoke the session/ }).click();
+    await owner.page.getByRole("dialog").getByRole("button", { name: "Revoke" }).click();
+    await contains(owner.page.locator("#status"), "Session revoked");
+    await editor.page.goto(`${s.url}/dashboard#/`);
+    await editor.page.reload();
+    await editor.page.getByRole("button", { name: "Sign in with password" }).waitFor();
+
+    // every change appears once in the audit log, with its user
+    const entries = (await s.request("GET", "/api/v1/account/audit", { key: a.key })).body.data.entries.map((e: any) => `${e.action} ${e.actor.type}`);
+    expect(entries.slice(0, 5)).toEqual(["session.revoke user", "subscriber.update user", "session.sign_out user", "session.totp_on user", "session.totp_start user"]);
+    expect(entries.filter((e: string) => e === "user.invite user")).toHaveLength(1);
+    await finish(owner);
+    editor.problems.length = 0; // the refused request after the revocation is the point
+    await finish(editor);
   });
 });

@@ -1,17 +1,32 @@
-// The dashboard's only way to the server: the public REST API with the account key as X-Api-Key
-// (DESIGN §9: no private API). Errors become ApiError with a message a person can act on.
+// The dashboard's only way to the server: the public REST API (DESIGN §9: no private API), signed in either as a user
+// (issue 48: the session cookie, and its CSRF token on every change) or with an account key as X-Api-Key. Errors
+// become ApiError with a message a person can act on.
 
 const KEY = "waitlist.apiKey";
+const CSRF = "waitlist.csrf";
 
 export const session = {
+  /** The account key this tab signed in with, if it did. */
   get key() {
     return sessionStorage.getItem(KEY);
+  },
+  /** The session's CSRF token, when signed in as a user (the cookie itself is HttpOnly). */
+  get csrf() {
+    return sessionStorage.getItem(CSRF);
+  },
+  get signedIn() {
+    return Boolean(this.key || this.csrf);
   },
   signIn(key) {
     sessionStorage.setItem(KEY, key);
   },
+  signInAsUser(csrf) {
+    sessionStorage.removeItem(KEY);
+    sessionStorage.setItem(CSRF, csrf);
+  },
   signOut() {
     sessionStorage.removeItem(KEY);
+    sessionStorage.removeItem(CSRF);
   },
 };
 
@@ -29,7 +44,7 @@ function messageOf(status, body, headers) {
     const wait = body?.data?.retry_after ?? Number(headers.get("retry-after"));
     return `Too many requests for your plan's rate limit. Try again in ${wait > 0 ? `${wait} s` : "a moment"}.`;
   }
-  if (status === 401) return "Your API key was not accepted (unknown or revoked). Sign in again with an account key.";
+  if (status === 401) return typeof body?.message === "string" && body.message !== "Invalid API key" ? body.message : "You are signed out (the key or session was revoked or has expired). Sign in again.";
   const text = typeof body?.message === "string" ? body.message : typeof body?.error?.message === "string" ? body.error.message : null;
   if (status === 403) return text ?? "Your plan does not include this.";
   if (status >= 500) return text && status !== 500 ? text : "The server could not complete this request. Try again.";
@@ -38,7 +53,9 @@ function messageOf(status, body, headers) {
 
 /** Calls the API; resolves the parsed JSON body, rejects with ApiError. `raw: true` resolves the Response. */
 export async function api(method, path, body, opts = {}) {
-  const headers = { "x-api-key": opts.key ?? session.key ?? "" };
+  const key = opts.key ?? session.key;
+  const headers = key ? { "x-api-key": key } : {};
+  if (!key && session.csrf && method !== "GET" && method !== "HEAD") headers["x-csrf-token"] = session.csrf;
   if (body !== undefined) headers["content-type"] = "application/json";
   let res;
   try {
@@ -56,7 +73,7 @@ export async function api(method, path, body, opts = {}) {
   }
   if (!res.ok) {
     const err = new ApiError(res.status, messageOf(res.status, parsed, res.headers), parsed);
-    if (res.status === 401 && !opts.key) window.dispatchEvent(new CustomEvent("signed-out", { detail: err.message }));
+    if (res.status === 401 && !opts.key && !opts.quiet) window.dispatchEvent(new CustomEvent("signed-out", { detail: err.message }));
     throw err;
   }
   return parsed;

@@ -59,9 +59,9 @@ export function subscribersTable(key, tags, onChange) {
         h(
           "td",
           { class: "row-actions" },
-          s.status === "waiting" ? h("button", { type: "button", "aria-label": `Invite ${s.email}`, onclick: () => inviteOne(s) }, "Invite") : null,
-          s.status === "waiting" || s.status === "invited" ? h("button", { type: "button", "aria-label": `Reject ${s.email}`, onclick: () => rejectOne(s) }, "Reject") : null,
-          h("button", { type: "button", "aria-label": `Edit ${s.email}`, onclick: () => edit(s) }, "Edit"),
+          s.status === "waiting" ? h("button", { type: "button", class: "change", "aria-label": `Invite ${s.email}`, onclick: () => inviteOne(s) }, "Invite") : null,
+          s.status === "waiting" || s.status === "invited" ? h("button", { type: "button", class: "change", "aria-label": `Reject ${s.email}`, onclick: () => rejectOne(s) }, "Reject") : null,
+          h("button", { type: "button", class: "change", "aria-label": `Edit ${s.email}`, onclick: () => edit(s) }, "Edit"),
           h("button", { type: "button", class: "danger", "aria-label": `Delete ${s.email}`, onclick: () => remove(s) }, "Delete"),
         ),
       ),

@@ -168,7 +168,7 @@ export async function settingsView(key) {
       h(
         "button",
         {
-          type: "button",
+          type: "button", class: "change",
           onclick: async () => {
             if (!(await confirmDialog("Generate a new waitlist key?", "The current waitlist key stops working at once.", "Generate"))) return;
             try {
@@ -200,7 +200,7 @@ function webhookTools(key, initialSecret) {
   const test = h(
     "button",
     {
-      type: "button",
+      type: "button", class: "change",
       onclick: async () => {
         test.disabled = true;
         result.hidden = true;
@@ -224,7 +224,7 @@ function webhookTools(key, initialSecret) {
   const rotate = h(
     "button",
     {
-      type: "button",
+      type: "button", class: "change",
       onclick: async () => {
         if (!(await confirmDialog("Rotate the signing secret?", "Events are signed with the new secret from now on; update your receiver.", "Rotate"))) return;
         try {
@@ -256,7 +256,7 @@ const hasOptions = (type) => type === "select" || type === "multiselect";
 function questionEditor(initial) {
   const list = h("div", { class: "questions" });
   const preview = h("div", { class: "question-preview", "aria-label": "Preview of the questions on the form" });
-  const addButton = h("button", { type: "button", onclick: () => add({ key: "", label: "", type: "text", required: false, options: [] }) }, "Add a question");
+  const addButton = h("button", { type: "button", class: "change", onclick: () => add({ key: "", label: "", type: "text", required: false, options: [] }) }, "Add a question");
   const rows = [];
   const slug = (text) => text.toLowerCase().replace(/[^a-z0-9]+/g, "_").replace(/^[^a-z]+|_+$/g, "").slice(0, 40);
   function add(q) {
@@ -332,7 +332,7 @@ function control(q) {
 /** Up to 10 milestones: referrals needed, the reward, and an optional tag. */
 function milestoneEditor(initial) {
   const list = h("div", { class: "milestones" });
-  const addButton = h("button", { type: "button", onclick: () => add({ referrals: "", reward: "", tag: "" }) }, "Add a milestone");
+  const addButton = h("button", { type: "button", class: "change", onclick: () => add({ referrals: "", reward: "", tag: "" }) }, "Add a milestone");
   const rows = [];
   function add(m) {
     const referrals = h("input", { type: "number", min: 1, value: m.referrals, inputmode: "numeric", "aria-label": "Referrals needed" });
