@@ -610,4 +610,26 @@ describe("a team signs in (issue 48)", () => {
     editor.problems.length = 0; // the refused request after the revocation is the point
     await finish(editor);
   });
+  test("a viewer reads the waitlist and sees no button that changes anything", async () => {
+    const a = await s.account("business");
+    const w = (await s.request("POST", "/api/v1/waitlists", { key: a.key, body: { name: `Viewed ${uniq()}` } })).body.data.waitlist;
+    await s.request("POST", `/api/v1/waitlist/${w.key}/sign-up`, { key: a.key, body: { email: "seen@example.com" } });
+    const made = await s.cli("user", "create", "--username", a.username, "--email", `viewer-${uniq()}@example.com`, "--role", "viewer", "--json");
+    const t = await open(s);
+    await t.page.goto(`${s.url}/dashboard${new URL(made.json.sign_in_url).hash}`);
+    await t.page.getByLabel("Password").fill("a viewer's long passphrase");
+    await t.page.getByRole("button", { name: "Set password and sign in" }).click();
+    await t.page.getByRole("heading", { name: "Waitlists", level: 1 }).waitFor();
+    expect(await t.page.getByRole("button", { name: "Create waitlist" }).isVisible()).toBe(false);
+    await t.page.goto(`${s.url}/dashboard#/w/${w.key}`);
+    await hasCount(t.page.locator("table.subscribers tbody tr"), 1);
+    for (const name of ["Edit seen@example.com", "Delete seen@example.com", "Invite seen@example.com", "Reject seen@example.com"]) {
+      expect(await t.page.getByRole("button", { name }).isVisible()).toBe(false);
+    }
+    expect(await t.page.getByText("Invite the next in line").isVisible()).toBe(false);
+    // reading still works: the export
+    expect(await t.page.getByRole("button", { name: "Export CSV" }).isVisible()).toBe(true);
+    await shot(t, "13-viewer");
+    await finish(t);
+  });
 });

@@ -258,7 +258,7 @@ export function subscribersTable(key, tags, onChange) {
     h("div", { class: "section-head" }, h("h2", { id: "subs-title" }, "Subscribers"), h("button", { type: "button", onclick: exportCsv }, "Export CSV")),
     h(
       "details",
-      { class: "invite-next" },
+      { class: "invite-next change" },
       h("summary", {}, "Invite the next in line"),
       h("div", { class: "row" }, field("How many", inviteCount), h("div", { class: "actions" }, h("button", { type: "button", onclick: previewInvite }, "Preview who"))),
       invitePreview,

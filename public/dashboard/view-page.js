@@ -134,7 +134,7 @@ function editor(key, page, me) {
         "button",
         {
           type: "button",
-          class: live ? "" : "primary",
+          class: live ? "change" : "primary",
           onclick: async () => {
             error.hidden = true;
             try {
