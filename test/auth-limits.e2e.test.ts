@@ -83,7 +83,9 @@ describe("account keys", () => {
     expect(r.status).toBe(201);
     expect(r.body.success).toBe(true);
     const k = r.body.data.api_key;
-    expect(Object.keys(k).sort()).toEqual(["api_key", "created_at", "id", "name"]);
+    // issue 48 added what the key list shows: its prefix, scopes and waitlists
+    expect(Object.keys(k).sort()).toEqual(["api_key", "created_at", "id", "name", "prefix", "scopes", "waitlists"]);
+    expect(k).toMatchObject({ scopes: ["read", "write"], waitlists: null, prefix: k.api_key.slice(0, 12) });
     expect(k.name).toBe("deploy bot");
     expect(k.api_key).toMatch(/^wl_acct_[A-Za-z0-9]{32,}$/);
     expect(typeof k.id).toBe("string");
