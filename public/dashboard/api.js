@@ -4,6 +4,8 @@
 
 const KEY = "waitlist.apiKey";
 const CSRF = "waitlist.csrf";
+/** Set while this browser has a user's session: only then is the cookie asked about (a 401 otherwise). */
+const USER = "waitlist.user";
 
 export const session = {
   /** The account key this tab signed in with, if it did. */
@@ -23,10 +25,16 @@ export const session = {
   signInAsUser(csrf) {
     sessionStorage.removeItem(KEY);
     sessionStorage.setItem(CSRF, csrf);
+    localStorage.setItem(USER, "1");
   },
   signOut() {
     sessionStorage.removeItem(KEY);
     sessionStorage.removeItem(CSRF);
+    localStorage.removeItem(USER);
+  },
+  /** This browser signed in as a user before (another tab, or before a reload): its cookie may still work. */
+  get mayHaveCookie() {
+    return Boolean(this.csrf || localStorage.getItem(USER));
   },
 };
 

@@ -233,10 +233,12 @@ window.addEventListener("hashchange", route);
 
 if (session.key) {
   account.refresh().then(route, (err) => (err instanceof ApiError && err.status === 401 ? null : renderSignIn(err.message)));
-} else {
+} else if (session.mayHaveCookie) {
   // a session cookie from before (this tab's, or another's): signed in already
   api("GET", "/api/v1/session", undefined, { quiet: true }).then(
     (r) => (/^#\/(welcome|reset)\//.test(location.hash) ? renderSignIn() : enterAsUser(r.data)),
-    () => renderSignIn(),
+    () => (session.signOut(), renderSignIn()),
   );
+} else {
+  renderSignIn();
 }
