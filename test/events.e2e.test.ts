@@ -1,5 +1,6 @@
 // Double opt-in over real SMTP, welcome emails, and signed webhooks from the durable outbox
 // (spec: Subscriber state table, Events; DESIGN §4 Events).
+import { Webhook as StandardWebhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createHmac } from "node:crypto";
 import { sql, type SQL } from "drizzle-orm";
@@ -159,6 +160,9 @@ describe("webhooks", () => {
       expect(d.headers["content-type"]).toBe("application/json");
       expect(d.headers["x-webhook-signature"]).toBe(hmac(secret, d.raw));
       expect(d.headers["x-webhook-id"]).toBe(d.body.id);
+      // issue 49: Standard Webhooks v1 too, verified by the reference library
+      expect(d.headers["webhook-id"]).toBe(d.body.id);
+      expect(new StandardWebhook(secret).verify(d.raw, d.headers)).toEqual(d.body);
       expect(d.headers["x-webhook-event"]).toBe(d.body.type);
       expect(d.headers["x-webhook-timestamp"]).toBe(String(d.body.created_at));
       expect(d.body.id).toMatch(/^evt_/);
@@ -241,6 +245,8 @@ describe("webhooks", () => {
     await s.request("POST", `${path}/sign-up`, { key, body: { email: `rot-${uniq()}@example.com` } });
     const created = await until(() => eventsFor(w.key, "subscriber.created")[0], 5_000);
     expect(created.headers["x-webhook-signature"]).toBe(hmac(fresh, created.raw));
+    expect(new StandardWebhook(fresh).verify(created.raw, created.headers)).toEqual(created.body);
+    expect(() => new StandardWebhook(secret).verify(created.raw, created.headers)).toThrow();
   });
 
   test("with the webhook disabled no delivery is written", async () => {

@@ -1,4 +1,5 @@
-// Signed webhook delivery: HMAC-SHA256 over the exact raw body, 10 s timeout, any 2xx is success (spec: Events).
+// Signed webhook delivery: HMAC-SHA256 over the exact raw body (and Standard Webhooks v1 beside it), 10 s timeout,
+// any 2xx is success (spec: Events).
 import { createHmac } from "node:crypto";
 import { lookup } from "node:dns/promises";
 import { isIP } from "node:net";
@@ -7,6 +8,15 @@ import { isPrivateAddress } from "../waitlists/hosts";
 export const WEBHOOK_TIMEOUT_MS = 10_000;
 
 export const signature = (secret: string, body: string) => `sha256=${createHmac("sha256", secret).update(body).digest("hex")}`;
+
+/**
+ * Issue 49: the Standard Webhooks v1 signature (standardwebhooks.com): base64 HMAC-SHA256, keyed with the secret's
+ * bytes (what follows `whsec_`, base64; ours are base62, which base64 reads as it is), over `id.timestamp.body`.
+ */
+export function standardSignature(secret: string, id: string, timestampS: number, body: string): string {
+  const key = Buffer.from(secret.startsWith("whsec_") ? secret.slice(6) : secret, "base64");
+  return `v1,${createHmac("sha256", key).update(`${id}.${timestampS}.${body}`).digest("base64")}`;
+}
 
 export interface DeliveryResult {
   ok: boolean;
@@ -22,6 +32,11 @@ async function refusePrivate(url: URL): Promise<string | null> {
   if (isIP(host)) return null;
   const addresses = await lookup(host, { all: true }).catch(() => []);
   return addresses.some((a) => isPrivateAddress(a.address)) ? "webhook URL resolves to a private address" : null;
+}
+
+function standardHeaders(secret: string, id: string, body: string): Record<string, string> {
+  const timestamp = Math.floor(Date.now() / 1000);
+  return { "webhook-id": id, "webhook-timestamp": String(timestamp), "webhook-signature": standardSignature(secret, id, timestamp, body) };
 }
 
 export async function deliver(
@@ -56,6 +71,9 @@ export async function deliver(
         "x-webhook-event": meta.type,
         "x-webhook-timestamp": String(meta.createdAt),
         "x-webhook-signature": signature(secret, body),
+        // Standard Webhooks v1 beside our own headers (issue 49): the attempt's time, so a retry verifies within a
+        // receiver's tolerance (5 minutes in the reference libraries)
+        ...standardHeaders(secret, meta.id, body),
       },
     });
     await res.body?.cancel().catch(() => {});
