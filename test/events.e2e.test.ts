@@ -1,6 +1,9 @@
 // Double opt-in over real SMTP, welcome emails, and signed webhooks from the durable outbox
 // (spec: Subscriber state table, Events; DESIGN §4 Events).
 import { Webhook as StandardWebhook } from "standardwebhooks";
+import Ajv2020 from "ajv/dist/2020";
+import addFormats from "ajv-formats";
+import { EVENT_TYPES } from "../src/outbox/events";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createHmac } from "node:crypto";
 import { sql, type SQL } from "drizzle-orm";
@@ -288,5 +291,26 @@ describe("emails without SMTP_URL", () => {
     }, 5_000, "failed send");
     await query(s, sql`UPDATE outbox SET next_attempt_at = 0 WHERE id = ${row.id}`);
     await until(() => mailTo(email)[0], 10_000, "retried email");
+  });
+});
+
+describe("the document's webhooks section (issue 49 item 5)", () => {
+  test("names every event type, and every delivery this file received matches its type's schema", async () => {
+    const doc = (await s.request("GET", "/swagger/json")).body;
+    const ajv = new Ajv2020({ strict: false, allErrors: true });
+    addFormats(ajv);
+    expect(Object.keys(doc.webhooks).sort()).toEqual([...EVENT_TYPES, "webhook.test"].sort());
+    const seen = new Set<string>();
+    expect(hooks.deliveries.length).toBeGreaterThan(10);
+    for (const d of hooks.deliveries) {
+      const op = doc.webhooks[d.body.type]?.post;
+      expect(op, d.body.type).toBeDefined();
+      const validate = ajv.compile(op.requestBody.content["application/json"].schema);
+      expect([d.body.type, validate(d.body) ? "matches" : ajv.errorsText(validate.errors)]).toEqual([d.body.type, "matches"]);
+      for (const p of op.parameters) expect([d.body.type, p.name, d.headers[p.name.toLowerCase()] !== undefined]).toEqual([d.body.type, p.name, true]);
+      seen.add(d.body.type);
+    }
+    // the deliveries of this file cover most types; the rest are checked where they happen (launch day, emails)
+    expect(seen.size).toBeGreaterThanOrEqual(5);
   });
 });

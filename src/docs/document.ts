@@ -1,5 +1,6 @@
 // The OpenAPI document: what Elysia generates from the routes' `response` and `detail`, completed with
 // what they can't express: the guard's own answers, headers, HTML pages and redirects, public security.
+import { webhooksSection } from "./webhooks";
 import { toOpenAPISchema } from "@elysiajs/openapi";
 import { guardStatuses, POLICY_EXTENSION, type Policy } from "../http/api";
 import { errorResponse, HEADERS, HTML, rateLimitHeaders, RETRY_AFTER, LOCATION } from "./responses";
@@ -29,6 +30,8 @@ export const TAGS = [
   { name: "Links", description: "The links in emails: GET and HEAD show a page, POST acts (no key)" },
   { name: "Docs", description: "Swagger UI, this document and the dashboard (no key)" },
   { name: "Operations", description: "Health" },
+  { name: "Team", description: "Users, sign-in, sessions and roles (issue 48)" },
+  { name: "Webhooks", description: "What a receiver gets for each event (issue 49): the document's webhooks section" },
 ];
 
 const METHODS = ["get", "put", "post", "delete", "patch", "head", "options", "trace"];
@@ -72,6 +75,8 @@ export function buildDocument(app: AppLike, info: { baseUrl: string; title: stri
     ],
     tags: TAGS,
     paths,
+    // issue 49: what a receiver gets, per event type (OpenAPI 3.1)
+    webhooks: webhooksSection(),
     components: {
       ...(Object.keys(generated.components?.schemas ?? {}).length ? { schemas: generated.components.schemas } : {}),
       headers: HEADERS,
