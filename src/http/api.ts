@@ -205,7 +205,8 @@ export function apiGuard(deps: { db: Db; config: Config }) {
       const [a] = await db.rows<{ username: string; plan: PlanId; ai_credits: number }>(sql`SELECT username, plan, ai_credits FROM accounts WHERE id = ${s.account_id}`);
       return a ? { ...s, username: a.username, plan: a.plan, aiCredits: Number(a.ai_credits) } : undefined;
     });
-    if (!row) throw unauthorized("Your session has ended (signed out, revoked or expired): sign in again");
+    // a cached row outlives its expiry while nothing it depends on is written: checked each time
+    if (!row || row.expires_at <= now()) throw unauthorized("Your session has ended (signed out, revoked or expired): sign in again");
     const d = await rateLimit(`user:${row.user_id}:${policy.bucket}`, planOf(row.plan).limits[policy.bucket]);
     Object.assign(ctx.set.headers, rateHeaders(d));
     if (!d.allowed) throw tooMany(d);
@@ -378,6 +379,7 @@ function sessionCookie(request: Request): string | null {
 interface SessionLookup {
   public_id: string;
   csrf: string;
+  expires_at: number;
   user_id: string;
   email: string;
   name: string | null;

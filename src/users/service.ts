@@ -175,6 +175,7 @@ export async function startSession(db: Db, u: UserRow, client: Client): Promise<
 export interface SessionRow {
   public_id: string;
   csrf: string;
+  expires_at: number;
   user_id: string;
   email: string;
   name: string | null;
@@ -184,9 +185,9 @@ export interface SessionRow {
 
 /** The session of a cookie's token, if it works (not revoked, not expired, its user still there). */
 export async function sessionByToken(db: Db, t: string): Promise<SessionRow | undefined> {
-  const [row] = await db.rows<SessionRow & { expires_at: number }>(sql`SELECT s.public_id, s.csrf, s.expires_at, u.id AS user_id, u.email, u.name, u.role, u.account_id
+  const [row] = await db.rows<SessionRow>(sql`SELECT s.public_id, s.csrf, s.expires_at, u.id AS user_id, u.email, u.name, u.role, u.account_id
     FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.id = ${sha256Hex(t)} AND s.revoked_at IS NULL`);
-  return row && Number(row.expires_at) > now() ? row : undefined;
+  return row && Number(row.expires_at) > now() ? { ...row, expires_at: Number(row.expires_at) } : undefined;
 }
 
 export async function listSessions(db: Db, accountId: string, userId?: string) {
