@@ -1,5 +1,5 @@
 // Issue 48: what each change made through the API is recorded as, by route. Every route that may change something
-// is here or in UNAUDITED (test/audit.e2e.test.ts checks the app's routes against both).
+// is here or in UNAUDITED (test/keys-audit.e2e.test.ts checks the document's routes against both).
 
 const W = "/api/v1/waitlist/:waitlistKey";
 
