@@ -268,3 +268,18 @@ describe("the sign-in throttle (a server of its own: every test here signs in fr
     expect([r.status, r.body.message ?? r.body.error?.message]).toEqual([401, "Wrong email or password"]);
   });
 });
+
+describe("the cookie on https (a server of its own: BASE_URL https)", () => {
+  test("with BASE_URL on https the session cookie is Secure too", async () => {
+    const own = await startServer({ env: { RATE_LIMITS: "off", BASE_URL: "https://waitlist.example.com" } });
+    try {
+      const a = await own.account("business");
+      const made = await own.cli("user", "create", "--username", a.username, "--email", `secure-${uniq()}@example.com`, "--json");
+      const r = await own.request("POST", "/api/v1/session/password", { body: { token: tokenOf(made.json.sign_in_url), password: PASSWORD } });
+      expect(r.status).toBe(200);
+      expect(r.headers.get("set-cookie")).toMatch(/^wl_session=[A-Za-z0-9]{43}; Path=\/; HttpOnly; SameSite=Lax; Max-Age=2592000; Secure$/);
+    } finally {
+      await own.stop();
+    }
+  });
+});

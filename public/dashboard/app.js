@@ -18,6 +18,9 @@ const header = document.getElementById("account");
 
 account.onChange(renderHeader);
 
+/** The pages of a link that sets a password (an invitation's, a reset's): the token after '#'. */
+const LINK_PAGE = /^#\/(welcome|reset)\//;
+
 /** What each role may change, most to least (issue 48); a key acts as an owner. */
 const RANK = { owner: 4, admin: 3, editor: 2, viewer: 1 };
 const may = (needed) => RANK[account.role] >= RANK[needed];
@@ -51,7 +54,7 @@ async function enterAsUser(data) {
   session.signInAsUser(data.csrf_token);
   await account.refresh();
   announce("");
-  if (/^#\/(welcome|reset)\//.test(location.hash)) location.hash = "#/";
+  if (LINK_PAGE.test(location.hash)) location.hash = "#/";
   route();
 }
 
@@ -94,7 +97,7 @@ function renderPasswordForm(message) {
 }
 
 function renderSignIn(message) {
-  if (/^#\/(welcome|reset)\//.test(location.hash)) return renderSetPassword(location.hash.split("/")[1], decodeURIComponent(location.hash.split("/")[2] ?? ""));
+  if (LINK_PAGE.test(location.hash)) return renderSetPassword(location.hash.split("/")[1], decodeURIComponent(location.hash.split("/")[2] ?? ""));
   if (location.hash === "#/forgot") return renderForgot();
   const input = h("input", { type: "password", name: "key", autocomplete: "off", required: true, spellcheck: "false", placeholder: "wl_acct_…", id: "key" });
   const error = h("p", { class: "notice error", role: "alert", hidden: true });
@@ -236,7 +239,7 @@ if (session.key) {
 } else if (session.mayHaveCookie) {
   // a session cookie from before (this tab's, or another's): signed in already
   api("GET", "/api/v1/session", undefined, { quiet: true }).then(
-    (r) => (/^#\/(welcome|reset)\//.test(location.hash) ? renderSignIn() : enterAsUser(r.data)),
+    (r) => (LINK_PAGE.test(location.hash) ? renderSignIn() : enterAsUser(r.data)),
     () => (session.signOut(), renderSignIn()),
   );
 } else {

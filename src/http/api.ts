@@ -6,7 +6,7 @@ import { sha256Hex, now } from "../clock";
 import type { Config } from "../config";
 import type { Db } from "../db/db";
 import type { PlanId, Role } from "../db/schema";
-import { rank, sessionByToken } from "../users/service";
+import { rank, sessionByToken, type SessionRow } from "../users/service";
 import { requiredRole } from "../users/roles";
 import { isGrowthOrHigher, planOf, UNAUTHENTICATED_LIMIT, type Bucket } from "../account/plans";
 import { AppError, forbidden, unauthorized, type ErrorShape } from "./errors";
@@ -195,16 +195,11 @@ export function apiGuard(deps: { db: Db; config: Config }) {
   const waitlists = waitlistRows(db);
 
   // issue 48: a session's row is read again only after a commit that may change it (a revocation, a role)
-  const sessions = readCache<string, SessionLookup | undefined>(db, { max: 10_000, keep: (row) => row !== undefined, tables: ["sessions", "users", "accounts"] });
+  const sessions = readCache<string, SessionRow | undefined>(db, { max: 10_000, keep: (row) => row !== undefined, tables: ["sessions", "users", "accounts"] });
   const byWaitlistKey = readCache<string, { id: string; version: number } | undefined>(db, { max: 10_000, keep: (row) => row !== undefined, tables: ["waitlists"] });
 
   async function authenticateSession(ctx: RequestParts, policy: Policy, cookie: string): Promise<Auth> {
-    const row = await sessions.get(sha256Hex(cookie), async () => {
-      const s = await sessionByToken(db, cookie);
-      if (!s) return undefined;
-      const [a] = await db.rows<{ username: string; plan: PlanId; ai_credits: number }>(sql`SELECT username, plan, ai_credits FROM accounts WHERE id = ${s.account_id}`);
-      return a ? { ...s, username: a.username, plan: a.plan, aiCredits: Number(a.ai_credits) } : undefined;
-    });
+    const row = await sessions.get(sha256Hex(cookie), () => sessionByToken(db, cookie));
     // a cached row outlives its expiry while nothing it depends on is written: checked each time
     if (!row || row.expires_at <= now()) throw unauthorized("Your session has ended (signed out, revoked or expired): sign in again");
     const d = await rateLimit(`user:${row.user_id}:${policy.bucket}`, planOf(row.plan).limits[policy.bucket]);
@@ -232,7 +227,7 @@ export function apiGuard(deps: { db: Db; config: Config }) {
     return {
       user: { id: row.user_id, email: row.email, name: row.name, role: row.role, sessionId: row.public_id, csrf: row.csrf },
       key: { id: row.user_id, name, createdAt: 0, lastUsedAt: null, isWaitlistKey: false, canWrite: true, waitlistIds: null },
-      account: { id: row.account_id, username: row.username, plan: row.plan, aiCredits: row.aiCredits },
+      account: { id: row.account_id, username: row.username, plan: row.plan, aiCredits: row.ai_credits },
       waitlist,
     };
   }
@@ -376,19 +371,6 @@ function sessionCookie(request: Request): string | null {
   return null;
 }
 
-interface SessionLookup {
-  public_id: string;
-  csrf: string;
-  expires_at: number;
-  user_id: string;
-  email: string;
-  name: string | null;
-  role: Role;
-  account_id: string;
-  username: string;
-  plan: PlanId;
-  aiCredits: number;
-}
 const USER_AGENT_MAX = 256;
 
 /** The change's target as its path names it, past /api/v1/; an email in it masked (issue 48: never a full email). */

@@ -5,7 +5,7 @@ import { sql } from "drizzle-orm";
 import * as OTPAuth from "otpauth";
 import { now, sha256Hex, sortableToken, token } from "../clock";
 import type { Db } from "../db/db";
-import { ROLES, type Role } from "../db/schema";
+import { ROLES, type PlanId, type Role } from "../db/schema";
 import { AppError, badRequest, conflict, forbidden, notFound, unauthorized } from "../http/errors";
 import { setTarget } from "../audit/scope";
 import { checkPassword, hashPassword, verifyPassword } from "./passwords";
@@ -134,7 +134,7 @@ export async function usePasswordLink(db: Db, t: string, password: string, clien
   ]);
   // used meanwhile by another request: this one changed nothing
   if (!used?.length) throw new AppError("bad_request", "This link is invalid, used or expired: ask for a new one");
-  return startSession(db, (await userById(db, u.id))!, client);
+  return startSession(db, { ...u, password_hash: passwordHash, name: name?.trim() || u.name }, client);
 }
 
 /** A password reset link (1 hour) for the address, if it has a user; null otherwise (the caller answers the same). */
@@ -181,13 +181,17 @@ export interface SessionRow {
   name: string | null;
   role: Role;
   account_id: string;
+  username: string;
+  plan: PlanId;
+  ai_credits: number;
 }
 
-/** The session of a cookie's token, if it works (not revoked, not expired, its user still there). */
+/** The session of a cookie's token, with its user and account, if it works (not revoked, not expired). */
 export async function sessionByToken(db: Db, t: string): Promise<SessionRow | undefined> {
-  const [row] = await db.rows<SessionRow>(sql`SELECT s.public_id, s.csrf, s.expires_at, u.id AS user_id, u.email, u.name, u.role, u.account_id
-    FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.id = ${sha256Hex(t)} AND s.revoked_at IS NULL`);
-  return row && Number(row.expires_at) > now() ? { ...row, expires_at: Number(row.expires_at) } : undefined;
+  const [row] = await db.rows<SessionRow>(sql`SELECT s.public_id, s.csrf, s.expires_at, u.id AS user_id, u.email, u.name, u.role, u.account_id,
+      a.username, a.plan, a.ai_credits
+    FROM sessions s JOIN users u ON u.id = s.user_id JOIN accounts a ON a.id = u.account_id WHERE s.id = ${sha256Hex(t)} AND s.revoked_at IS NULL`);
+  return row && Number(row.expires_at) > now() ? { ...row, expires_at: Number(row.expires_at), ai_credits: Number(row.ai_credits) } : undefined;
 }
 
 export async function listSessions(db: Db, accountId: string, userId?: string) {
