@@ -39,7 +39,7 @@ test("rate-limit windows older than an hour are pruned, newer ones kept", async 
   expect(left.map((r) => r.subject)).toEqual(["new"]);
 });
 
-test("delivered outbox rows are kept 30 days; pending and failed rows are never pruned", async () => {
+test("delivered outbox rows, skipped webhook events and the delivery log are kept 30 days; pending and failed rows are never pruned", async () => {
   const now = Date.now();
   const day = 86_400_000;
   const row = (id: string, status: string, sentAt: number | null) =>
@@ -49,9 +49,18 @@ test("delivered outbox rows are kept 30 days; pending and failed rows are never 
   await row("sent-new", "sent", now - 29 * day);
   await row("pending-old", "pending", null);
   await row("failed-old", "failed", null);
+  await row("skipped-old", "skipped", null);
+  await db.exec(sql`INSERT INTO webhook_endpoints (id, waitlist_id, url, secret, created_at, updated_at) VALUES ('we', 'w', 'http://127.0.0.1/', 'whsec_x', 0, 0)`);
+  const entry = (id: string, at: number) =>
+    db.exec(sql`INSERT INTO webhook_deliveries (id, endpoint_id, outbox_id, event_id, event, status, attempted_at) VALUES (${id}, 'we', 'o', 'e', 'subscriber.created', 'delivered', ${at})`);
+  await entry("old", now - 31 * day);
+  await entry("new", now - 29 * day);
   await pruneSent(db, now);
   const left = await db.rows<{ id: string }>(sql`SELECT id FROM outbox ORDER BY id`);
   expect(left.map((r) => r.id)).toEqual(["failed-old", "pending-old", "sent-new"]);
+  const log = await db.rows<{ id: string }>(sql`SELECT id FROM webhook_deliveries`);
+  expect(log.map((r) => r.id)).toEqual(["new"]);
+  await db.exec(sql`DELETE FROM webhook_endpoints WHERE id = 'we'`);
 });
 
 test("dashboard previews are pruned once expired", async () => {
@@ -89,7 +98,7 @@ test("claims at once (two instances) never take the same outbox row, and take no
   expect(batches.every((b) => b.length <= 25)).toBe(true);
   expect(new Set(ids).size).toBe(ids.length);
   expect(ids.length).toBe(60);
-  expect(await claim(db, ids.slice(0, 5), 20, at)).toEqual([]);
+  expect(await claim(db, { rows: ids.slice(0, 5) }, 20, at)).toEqual([]);
   await db.exec(sql`DELETE FROM outbox WHERE id LIKE 'race-%'`);
 });
 

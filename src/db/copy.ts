@@ -10,7 +10,7 @@ import type { Row, Store } from "./store";
 /** Parents before children, so foreign keys hold at every insert. */
 export const COPY_ORDER = [
   "accounts", "waitlists", "api_keys", "subscribers", "referrals", "tags", "subscriber_tags", "milestone_rewards",
-  "view_dedupe", "landing_pages", "landing_previews", "outbox", "broadcasts", "broadcast_recipients", "meta", "rate_limits", "job_leases",
+  "view_dedupe", "landing_pages", "landing_previews", "webhook_endpoints", "outbox", "webhook_deliveries", "broadcasts", "broadcast_recipients", "meta", "rate_limits", "job_leases",
   "captcha_solutions", "confirmation_sends", "source_views", "share_clicks", "imports", "import_rows", "data_requests", "audit_log", "users", "user_tokens", "sessions", "sign_in_failures", "rank_counts", "daily_stats",
 ] as const;
 

@@ -23,6 +23,8 @@ import m0020 from "../../drizzle/0020_imports.sql" with { type: "text" };
 import m0021 from "../../drizzle/0021_personal_data.sql" with { type: "text" };
 import m0022 from "../../drizzle/0022_keys_audit.sql" with { type: "text" };
 import m0023 from "../../drizzle/0023_users.sql" with { type: "text" };
+import m0024 from "../../drizzle/0024_webhook_endpoints.sql" with { type: "text" };
+import m0025 from "../../drizzle/0025_webhook_settings_columns.sql" with { type: "text" };
 import p0000 from "../../drizzle-pg/0000_baseline.sql" with { type: "text" };
 import p0001 from "../../drizzle-pg/0001_triggers.sql" with { type: "text" };
 import p0002 from "../../drizzle-pg/0002_folded_names.sql" with { type: "text" };
@@ -35,6 +37,8 @@ import p0008 from "../../drizzle-pg/0008_personal_data.sql" with { type: "text" 
 import p0009 from "../../drizzle-pg/0009_subscriber_id_collation.sql" with { type: "text" };
 import p0010 from "../../drizzle-pg/0010_keys_audit.sql" with { type: "text" };
 import p0011 from "../../drizzle-pg/0011_users.sql" with { type: "text" };
+import p0012 from "../../drizzle-pg/0012_webhook_endpoints.sql" with { type: "text" };
+import p0013 from "../../drizzle-pg/0013_webhook_settings_columns.sql" with { type: "text" };
 
 export const migrations: { tag: string; sql: string }[] = [
   { tag: "0000_init", sql: m0000 },
@@ -61,6 +65,8 @@ export const migrations: { tag: string; sql: string }[] = [
   { tag: "0021_personal_data", sql: m0021 },
   { tag: "0022_keys_audit", sql: m0022 },
   { tag: "0023_users", sql: m0023 },
+  { tag: "0024_webhook_endpoints", sql: m0024 },
+  { tag: "0025_webhook_settings_columns", sql: m0025 },
 ];
 
 export const pgMigrations: { tag: string; sql: string }[] = [
@@ -76,4 +82,6 @@ export const pgMigrations: { tag: string; sql: string }[] = [
   { tag: "0009_subscriber_id_collation", sql: p0009 },
   { tag: "0010_keys_audit", sql: p0010 },
   { tag: "0011_users", sql: p0011 },
+  { tag: "0012_webhook_endpoints", sql: p0012 },
+  { tag: "0013_webhook_settings_columns", sql: p0013 },
 ];

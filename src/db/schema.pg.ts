@@ -5,7 +5,7 @@
 // a join between columns of two collations cannot use an index). A new such column needs the same.
 import { sql } from "drizzle-orm";
 import { bigint, boolean, index, integer, pgTable, primaryKey, text, uniqueIndex } from "drizzle-orm/pg-core";
-import { ROLES, PLANS, SUBSCRIBER_STATUSES, ACCESS_STATUSES, DELIVERABILITY, TAG_COLORS, OUTBOX_KINDS, OUTBOX_STATUSES, EMAIL_STATUSES, BROADCAST_STATUSES, RECIPIENT_STATUSES, IMPORT_STATUSES, PAGE_TYPES, PAGE_STATUSES } from "./schema";
+import { ROLES, PLANS, SUBSCRIBER_STATUSES, ACCESS_STATUSES, DELIVERABILITY, TAG_COLORS, OUTBOX_KINDS, OUTBOX_STATUSES, WEBHOOK_FORMATS, WEBHOOK_DELIVERY_STATUSES, EMAIL_STATUSES, BROADCAST_STATUSES, RECIPIENT_STATUSES, IMPORT_STATUSES, PAGE_TYPES, PAGE_STATUSES } from "./schema";
 
 
 export const accounts = pgTable("accounts", {
@@ -61,8 +61,7 @@ export const waitlists = pgTable(
     welcomeBody: text("welcome_body").notNull(),
     confirmationSubject: text("confirmation_subject").notNull(),
     confirmationBody: text("confirmation_body").notNull(),
-    webhookUrl: text("webhook_url"),
-    webhookEnabled: boolean("webhook_enabled").notNull().default(false),
+    webhookEndpoints: integer("webhook_endpoints").notNull().default(0),
     signingSecret: text("signing_secret").notNull(),
     /** Issue 46: the image shown when a hosted page or a status page is shared (Open Graph, Twitter card). */
     ogImageUrl: text("og_image_url"),
@@ -357,9 +356,16 @@ export const outbox = pgTable(
     lastStatus: integer("last_status"),
     createdAt: bigint("created_at", { mode: "number" }).notNull(),
     sentAt: bigint("sent_at", { mode: "number" }),
+    /** Issue 49: the event's id (the webhook-id; an email's is its own id), one event a row per endpoint. */
+    eventId: text("event_id"),
+    /** Issue 49: the endpoint a webhook row is for. */
+    endpointId: text("endpoint_id"),
   },
   (t) => [
     index("outbox_due_idx").on(t.status, t.nextAttemptAt),
+    index("outbox_event_idx").on(t.eventId),
+    // an endpoint's rows: one subscriber's events in order, a replay's pick (issue 49)
+    index("outbox_endpoint_idx").on(t.endpointId, t.subscriberId).where(sql`${t.kind} = 'webhook'`),
     index("outbox_waitlist_idx").on(t.waitlistId, t.createdAt),
     // a subscriber's email history (issue 45)
     index("outbox_subscriber_email_idx").on(t.subscriberId, t.createdAt).where(sql`${t.kind} = 'email'`),
@@ -672,4 +678,52 @@ export const signInFailures = pgTable(
     at: bigint("at", { mode: "number" }).notNull(),
   },
   (t) => [index("sign_in_failures_subject_idx").on(t.subject, t.at)],
+);
+
+/**
+ * Issue 49: a waitlist's webhook endpoints (up to 10). `events` is a JSON array of event types (empty: all). During
+ * the 24 hours after a rotation, deliveries are signed with `previous_secret` too. `failing_since`: the first failed
+ * attempt since the last delivered one; after 5 days of failing the endpoint is disabled.
+ */
+export const webhookEndpoints = pgTable(
+  "webhook_endpoints",
+  {
+    id: text("id").primaryKey(),
+    waitlistId: text("waitlist_id").notNull().references(() => waitlists.id, { onDelete: "cascade" }),
+    url: text("url").notNull(),
+    description: text("description"),
+    events: text("events").notNull().default("[]"),
+    enabled: boolean("enabled").notNull().default(true),
+    format: text("format", { enum: WEBHOOK_FORMATS }).notNull().default("json"),
+    /** The X-Webhook-* headers beside Standard Webhooks' (on for the endpoint made from the old setting). */
+    legacySignature: boolean("legacy_signature").notNull().default(false),
+    secret: text("secret").notNull(),
+    previousSecret: text("previous_secret"),
+    previousSecretUntil: bigint("previous_secret_until", { mode: "number" }),
+    failingSince: bigint("failing_since", { mode: "number" }),
+    disabledReason: text("disabled_reason"),
+    createdAt: bigint("created_at", { mode: "number" }).notNull(),
+    updatedAt: bigint("updated_at", { mode: "number" }).notNull(),
+  },
+  (t) => [index("webhook_endpoints_waitlist_idx").on(t.waitlistId, t.createdAt)],
+);
+
+/** Issue 49: every delivery attempt of a webhook row (and its skip), kept 30 days: an endpoint's delivery log. */
+export const webhookDeliveries = pgTable(
+  "webhook_deliveries",
+  {
+    id: text("id").primaryKey(),
+    endpointId: text("endpoint_id").notNull().references(() => webhookEndpoints.id, { onDelete: "cascade" }),
+    outboxId: text("outbox_id").notNull(),
+    eventId: text("event_id").notNull(),
+    event: text("event").notNull(),
+    status: text("status", { enum: WEBHOOK_DELIVERY_STATUSES }).notNull(),
+    statusCode: integer("status_code"),
+    latencyMs: integer("latency_ms"),
+    /** The first 1 KB of the receiver's answer. */
+    response: text("response"),
+    error: text("error"),
+    attemptedAt: bigint("attempted_at", { mode: "number" }).notNull(),
+  },
+  (t) => [index("webhook_deliveries_endpoint_idx").on(t.endpointId, t.attemptedAt), index("webhook_deliveries_at_idx").on(t.attemptedAt)],
 );

@@ -65,8 +65,9 @@ export const waitlists = sqliteTable(
     welcomeBody: text("welcome_body").notNull(),
     confirmationSubject: text("confirmation_subject").notNull(),
     confirmationBody: text("confirmation_body").notNull(),
-    webhookUrl: text("webhook_url"),
-    webhookEnabled: integer("webhook_enabled", { mode: "boolean" }).notNull().default(false),
+    /** Issue 49: how many webhook endpoints the waitlist has (a change writes no event rows while it has none). */
+    webhookEndpoints: integer("webhook_endpoints").notNull().default(0),
+    /** The secret an endpoint made from the `webhook` setting takes (shown by the settings while there is none). */
     signingSecret: text("signing_secret").notNull(),
     /** Issue 46: the image shown when a hosted page or a status page is shared (Open Graph, Twitter card). */
     ogImageUrl: text("og_image_url"),
@@ -345,7 +346,8 @@ export const meta = sqliteTable("meta", {
 });
 
 export const OUTBOX_KINDS = ["email", "webhook"] as const;
-export const OUTBOX_STATUSES = ["pending", "sent", "failed"] as const;
+/** skipped: a webhook event whose endpoint was disabled at its first attempt (issue 49; a replay sends it). */
+export const OUTBOX_STATUSES = ["pending", "sent", "failed", "skipped"] as const;
 
 /**
  * Durable outbox of emails and webhook deliveries: a row is written in the same transaction as
@@ -373,9 +375,16 @@ export const outbox = sqliteTable(
     lastStatus: integer("last_status"),
     createdAt: integer("created_at").notNull(),
     sentAt: integer("sent_at"),
+    /** Issue 49: the event's id (the webhook-id; an email's is its own id), one event a row per endpoint. */
+    eventId: text("event_id"),
+    /** Issue 49: the endpoint a webhook row is for. */
+    endpointId: text("endpoint_id"),
   },
   (t) => [
     index("outbox_due_idx").on(t.status, t.nextAttemptAt),
+    index("outbox_event_idx").on(t.eventId),
+    // an endpoint's rows: one subscriber's events in order, a replay's pick (issue 49)
+    index("outbox_endpoint_idx").on(t.endpointId, t.subscriberId).where(sql`${t.kind} = 'webhook'`),
     index("outbox_waitlist_idx").on(t.waitlistId, t.createdAt),
     // a subscriber's email history (issue 45)
     index("outbox_subscriber_email_idx").on(t.subscriberId, t.createdAt).where(sql`${t.kind} = 'email'`),
@@ -696,4 +705,55 @@ export const signInFailures = sqliteTable(
     at: integer("at").notNull(),
   },
   (t) => [index("sign_in_failures_subject_idx").on(t.subject, t.at)],
+);
+
+export const WEBHOOK_FORMATS = ["json", "slack", "discord"] as const;
+export const WEBHOOK_DELIVERY_STATUSES = ["delivered", "failed", "retrying", "skipped"] as const;
+
+/**
+ * Issue 49: a waitlist's webhook endpoints (up to 10). `events` is a JSON array of event types (empty: all). During
+ * the 24 hours after a rotation, deliveries are signed with `previous_secret` too. `failing_since`: the first failed
+ * attempt since the last delivered one; after 5 days of failing the endpoint is disabled.
+ */
+export const webhookEndpoints = sqliteTable(
+  "webhook_endpoints",
+  {
+    id: text("id").primaryKey(),
+    waitlistId: text("waitlist_id").notNull().references(() => waitlists.id, { onDelete: "cascade" }),
+    url: text("url").notNull(),
+    description: text("description"),
+    events: text("events").notNull().default("[]"),
+    enabled: integer("enabled", { mode: "boolean" }).notNull().default(true),
+    format: text("format", { enum: WEBHOOK_FORMATS }).notNull().default("json"),
+    /** The X-Webhook-* headers beside Standard Webhooks' (on for the endpoint made from the old setting). */
+    legacySignature: integer("legacy_signature", { mode: "boolean" }).notNull().default(false),
+    secret: text("secret").notNull(),
+    previousSecret: text("previous_secret"),
+    previousSecretUntil: integer("previous_secret_until"),
+    failingSince: integer("failing_since"),
+    disabledReason: text("disabled_reason"),
+    createdAt: integer("created_at").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+  },
+  (t) => [index("webhook_endpoints_waitlist_idx").on(t.waitlistId, t.createdAt)],
+);
+
+/** Issue 49: every delivery attempt of a webhook row (and its skip), kept 30 days: an endpoint's delivery log. */
+export const webhookDeliveries = sqliteTable(
+  "webhook_deliveries",
+  {
+    id: text("id").primaryKey(),
+    endpointId: text("endpoint_id").notNull().references(() => webhookEndpoints.id, { onDelete: "cascade" }),
+    outboxId: text("outbox_id").notNull(),
+    eventId: text("event_id").notNull(),
+    event: text("event").notNull(),
+    status: text("status", { enum: WEBHOOK_DELIVERY_STATUSES }).notNull(),
+    statusCode: integer("status_code"),
+    latencyMs: integer("latency_ms"),
+    /** The first 1 KB of the receiver's answer. */
+    response: text("response"),
+    error: text("error"),
+    attemptedAt: integer("attempted_at").notNull(),
+  },
+  (t) => [index("webhook_deliveries_endpoint_idx").on(t.endpointId, t.attemptedAt), index("webhook_deliveries_at_idx").on(t.attemptedAt)],
 );

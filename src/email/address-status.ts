@@ -14,7 +14,7 @@ const FROM: Record<AddressStatus, string[]> = { bounced: ["ok"], complained: ["o
 /** Marks one subscriber's address; true when it changed (its webhook then goes out). */
 export async function markAddress(
   db: Db,
-  w: Pick<Waitlist, "id" | "webhookEnabled" | "webhookUrl">,
+  w: Pick<Waitlist, "id" | "webhookEndpoints">,
   subscriberId: string,
   status: AddressStatus,
   dispatch: Dispatch,

@@ -94,8 +94,8 @@ export async function applyEvents(db: Db, accountId: string, events: EmailEvent[
   });
   const applied: Applied = { received: events.length, bounced: 0, complained: 0, soft_bounces: 0, unknown: 0 };
   for (const e of checked) {
-    const subscribers = await db.rows<{ id: string; waitlist_id: string; webhook_enabled: boolean | number; webhook_url: string | null }>(sql`
-      SELECT s.id, s.waitlist_id, w.webhook_enabled, w.webhook_url FROM subscribers s JOIN waitlists w ON w.id = s.waitlist_id
+    const subscribers = await db.rows<{ id: string; waitlist_id: string; webhook_endpoints: number }>(sql`
+      SELECT s.id, s.waitlist_id, w.webhook_endpoints FROM subscribers s JOIN waitlists w ON w.id = s.waitlist_id
       WHERE w.account_id = ${accountId} AND s.email = ${e.email} ${e.waitlistId ? sql`AND w.id = ${e.waitlistId}` : sql``}`);
     if (subscribers.length === 0) applied.unknown++;
     if (e.type === "soft_bounce") {
@@ -105,7 +105,7 @@ export async function applyEvents(db: Db, accountId: string, events: EmailEvent[
     }
     const status = e.type === "hard_bounce" ? "bounced" : "complained";
     for (const s of subscribers) {
-      const w = { id: s.waitlist_id, webhookEnabled: Boolean(s.webhook_enabled), webhookUrl: s.webhook_url };
+      const w = { id: s.waitlist_id, webhookEndpoints: Number(s.webhook_endpoints) };
       if (await markAddress(db, w, s.id, status, dispatch)) applied[status]++;
     }
   }

@@ -8,13 +8,18 @@ import { maskEmail, maskEmailsIn, type Logger } from "../log";
 import { createMailer, isPermanentFailure, type Mailer } from "../email/send";
 import { markAddress } from "../email/address-status";
 import { deliver } from "../webhooks/send";
+import { formatBody } from "../webhooks/chat";
+import { HELD_DISABLED, signingSecrets, type Endpoint } from "../webhooks/endpoints";
+import { logEntry } from "../webhooks/log";
 import { renderPayload, type Email } from "./render";
 import { deliveryFailures } from "../http/metrics";
-import { abandon, claim, HELD_NO_SMTP, hold, markFailed, markSent, storePayload, type OutboxRow } from "./store";
+import { abandon, claim, HELD_NO_SMTP, hold, holdForEndpoint, markFailed, markSent, markSkipped, SCHEDULE_MS, storePayload, type OutboxRow, type Which } from "./store";
 
 export interface Dispatcher {
-  /** First attempt of freshly committed rows, without delaying the caller. */
-  dispatch(ids: string[]): void;
+  /** First attempt of freshly committed events' rows, without delaying the caller. */
+  dispatch(eventIds: string[]): void;
+  /** An attempt now of these rows (a webhook's retry or replay, issue 49), without delaying the caller. */
+  dispatchRows(rowIds: string[]): void;
   /** Claims and tries up to `limit` due rows; the retry job calls it. */
   runDue(limit?: number): Promise<number>;
   /** Attempts due rows batch after batch while full batches keep coming, for at most `ms` (a backlog clears at delivery speed). */
@@ -31,6 +36,8 @@ export interface Dispatcher {
 }
 
 const YEAR_MS = 365 * 86_400_000;
+/** Issue 49: an endpoint failing this long (every attempt since its last delivery) is disabled. */
+export const FAILING_DISABLES_MS = 5 * 86_400_000;
 
 /**
  * Why an email must not go out now, checked before every attempt (issue 16): an email queued before
@@ -110,25 +117,85 @@ export function createDispatcher(deps: { db: Db; config: Config; log: Logger }):
 
   async function bounce(row: OutboxRow) {
     const { waitlists } = db.t;
-    const [w] = await db.select({ id: waitlists.id, webhookEnabled: waitlists.webhookEnabled, webhookUrl: waitlists.webhookUrl }).from(waitlists).where(eq(waitlists.id, row.waitlist_id));
+    const [w] = await db.select({ id: waitlists.id, webhookEndpoints: waitlists.webhookEndpoints }).from(waitlists).where(eq(waitlists.id, row.waitlist_id));
     if (w && (await markAddress(db, w, row.subscriber_id!, "bounced", dispatch))) log.info("address bounced", { outbox_id: row.id, subscriber_id: row.subscriber_id });
   }
 
-  async function sendWebhook(row: OutboxRow, body: string) {
-    const { waitlists } = db.t;
-    const [w] = await db.select({ url: waitlists.webhookUrl, enabled: waitlists.webhookEnabled, secret: waitlists.signingSecret }).from(waitlists).where(eq(waitlists.id, row.waitlist_id));
-    if (!w?.url || !w.enabled) {
-      await abandon(db, row, "the webhook was switched off");
+  async function sendWebhook(row: OutboxRow, json: string) {
+    const { webhookEndpoints: e } = db.t;
+    const [endpoint] = row.endpoint_id ? await db.select().from(e).where(eq(e.id, row.endpoint_id)) : [];
+    if (!endpoint) {
+      await abandon(db, row, "its webhook endpoint was deleted");
       return;
     }
-    const result = await deliver(w.url, w.secret, body, { id: row.id, type: row.topic, createdAt: row.created_at }, { blockPrivate: config.webhookBlockPrivate });
+    const at = now();
+    if (!endpoint.enabled) return withheld(row, at);
+    const result = await deliver(
+      { url: endpoint.url, secrets: signingSecrets(endpoint, at), legacy: Boolean(endpoint.legacySignature) },
+      formatBody(endpoint.format, json),
+      { id: row.event_id ?? row.id, type: row.topic, createdAt: row.created_at },
+      { blockPrivate: config.webhookBlockPrivate },
+    );
+    const attempt = { status: result.status, ms: result.ms, response: result.response, error: result.error };
     if (result.ok) {
-      await markSent(db, row, result.status);
-      return;
+      await markSent(db, row, result.status, null, now(), [
+        logEntry(row, "delivered", attempt),
+        sql`UPDATE webhook_endpoints SET failing_since = NULL WHERE id = ${endpoint.id} AND failing_since IS NOT NULL`,
+      ]);
+    } else {
+      deliveryFailures.inc({ kind: "webhook" });
+      log.warn("webhook delivery failed", { outbox_id: row.id, endpoint_id: endpoint.id, event: row.topic, attempt: row.attempts, status: result.status, error: result.error });
+      await markFailed(db, row, result.error ?? "failed", result.status, {
+        also: (retrying) => [
+          logEntry(row, retrying ? "retrying" : "failed", attempt),
+          sql`UPDATE webhook_endpoints SET failing_since = coalesce(failing_since, ${at}) WHERE id = ${endpoint.id}`,
+        ],
+      });
+      await disableIfFailing(endpoint, at);
     }
-    deliveryFailures.inc({ kind: "webhook" });
-    log.warn("webhook delivery failed", { outbox_id: row.id, event: row.topic, attempt: row.attempts, status: result.status, error: result.error });
-    await markFailed(db, row, result.error ?? "failed", result.status);
+    // the subscriber's next event for this endpoint waited for this attempt (store.ts claim)
+    if (row.subscriber_id) next({ endpoint: endpoint.id, subscriber: row.subscriber_id });
+  }
+
+  /**
+   * An event whose endpoint is disabled: skipped (and logged) at its first attempt; a retry waits for the endpoint
+   * to be enabled again (endpoints.ts releases it) until its schedule would have ended, then fails.
+   */
+  async function withheld(row: OutboxRow, at: number) {
+    const none = { status: null, ms: null, response: null };
+    if (row.attempts <= 1) {
+      await markSkipped(db, row, [logEntry(row, "skipped", { ...none, error: "the endpoint is disabled" }, at)]);
+    } else if (at < Number(row.created_at) + SCHEDULE_MS) {
+      await holdForEndpoint(db, row, HELD_DISABLED);
+    } else {
+      const error = "the endpoint stayed disabled until the event's retries ended";
+      await abandon(db, row, error, at, [logEntry(row, "failed", { ...none, error }, at)]);
+    }
+    if (row.subscriber_id && row.endpoint_id) next({ endpoint: row.endpoint_id, subscriber: row.subscriber_id });
+  }
+
+  /** After 5 days of failures, the endpoint is disabled and the account's owners are told by email. */
+  async function disableIfFailing(endpoint: Endpoint, at: number) {
+    const reason = "disabled after failing for 5 days";
+    const [off] = await db.rows<{ id: string }>(
+      sql`UPDATE webhook_endpoints SET enabled = FALSE, disabled_reason = ${reason}, updated_at = ${at}
+        WHERE id = ${endpoint.id} AND enabled AND failing_since <= ${at - FAILING_DISABLES_MS} RETURNING id`,
+    );
+    if (!off) return;
+    log.warn("webhook endpoint disabled", { endpoint_id: endpoint.id, reason });
+    const owners = await db.rows<{ email: string; name: string }>(
+      sql`SELECT u.email, w.name FROM users u JOIN waitlists w ON w.account_id = u.account_id WHERE w.id = ${endpoint.waitlistId} AND u.role = 'owner'`,
+    );
+    for (const o of owners) {
+      await this_.sendNow({
+        to: o.email,
+        subject: `Webhook endpoint disabled: ${o.name}`,
+        text:
+          `Every delivery to the webhook endpoint ${endpoint.url} of the ${o.name} waitlist has failed for 5 days, so it is now disabled.\n\n` +
+          `Events from now on are kept as skipped in its delivery log. Once the receiver works again, enable the endpoint ` +
+          `(${config.baseUrl}/dashboard) and replay what it missed.`,
+      }).catch((err) => log.warn("could not email an owner about a disabled endpoint", { endpoint_id: endpoint.id, error: (err as Error)?.message ?? String(err) }));
+    }
   }
 
   function track(rows: OutboxRow[]): Promise<void> {
@@ -142,15 +209,21 @@ export function createDispatcher(deps: { db: Db; config: Config; log: Logger }):
     return run;
   }
 
-  function dispatch(ids: string[]) {
-    if (ids.length === 0) return;
-    const run = claim(db, ids).then(track, (err) => log.error("outbox claim failed", { error: (err as Error)?.message ?? String(err) }));
+  function next(which: Which) {
+    const run = claim(db, which).then(track, (err) => log.error("outbox claim failed", { error: (err as Error)?.message ?? String(err) }));
     inFlight.add(run);
     run.finally(() => inFlight.delete(run));
   }
 
-  return {
+  function dispatch(eventIds: string[]) {
+    if (eventIds.length) next({ events: eventIds });
+  }
+
+  const this_: Dispatcher = {
     dispatch,
+    dispatchRows(rowIds) {
+      if (rowIds.length) next({ rows: rowIds });
+    },
     async runDue(limit = 20) {
       const rows = await claim(db, null, limit);
       await track(rows);
@@ -174,4 +247,5 @@ export function createDispatcher(deps: { db: Db; config: Config; log: Logger }):
       mailer?.close();
     },
   };
+  return this_;
 }

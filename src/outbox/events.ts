@@ -1,4 +1,4 @@
-// Which outbox rows a change writes: webhook events (when the waitlist's webhook is on) and emails (DESIGN §4).
+// Which outbox rows a change writes: webhook events (a row per endpoint, issue 49) and emails (DESIGN §4).
 import { sql, type SQL } from "drizzle-orm";
 import type { Waitlist } from "../http/api";
 import { enqueue } from "./store";
@@ -39,13 +39,14 @@ function add(out: Outgoing, e: { id: string; statement: SQL }) {
 
 export function webhookEvent(
   out: Outgoing,
-  w: Pick<Waitlist, "id" | "webhookEnabled" | "webhookUrl">,
+  w: Pick<Waitlist, "id" | "webhookEndpoints">,
   type: EventType,
   subscriberId: string,
   onlyIf: SQL = sql`TRUE`,
   extra: { relatedId?: string; payload?: (id: string, createdAt: number) => string } = {},
 ): Outgoing {
-  if (!w.webhookEnabled || !w.webhookUrl) return out;
+  // a waitlist without endpoints writes nothing (issue 49: with some, a row per endpoint whose filter takes the event)
+  if (!w.webhookEndpoints) return out;
   return add(out, enqueue({ kind: "webhook", topic: type, waitlistId: w.id, subscriberId, relatedId: extra.relatedId, payload: extra.payload }, onlyIf));
 }
 

@@ -123,9 +123,9 @@ export async function renderPayload(db: Db, row: OutboxRow, baseUrl: string): Pr
   if (row.topic === "referral.credited") {
     const referrer = await subscriber(db, row.related_id);
     if (!referrer) return null;
-    return JSON.stringify(envelope(row.id, row.topic, row.created_at, w, { referrer: subscriberView(referrer, w, baseUrl), referee: subscriberView(sub, w, baseUrl) }));
+    return JSON.stringify(envelope(row.event_id ?? row.id, row.topic, row.created_at, w, { referrer: subscriberView(referrer, w, baseUrl), referee: subscriberView(sub, w, baseUrl) }));
   }
-  return JSON.stringify(envelope(row.id, row.topic, row.created_at, w, { subscriber: subscriberView(sub, w, baseUrl), ...(milestone ? { milestone } : {}) }));
+  return JSON.stringify(envelope(row.event_id ?? row.id, row.topic, row.created_at, w, { subscriber: subscriberView(sub, w, baseUrl), ...(milestone ? { milestone } : {}) }));
 }
 
 /** The reward a milestone row recorded (undefined when it is gone). */
@@ -138,11 +138,11 @@ async function reward(db: Db, subscriberId: string, referrals: number) {
 
 /**
  * Renders now the webhooks about a subscriber that is about to be deleted and whose payload is still unrendered
- * (an event is rendered at its first delivery attempt): they then go out with the subscriber as it was, instead
+ * (an event is rendered at its first delivery attempt; a skipped one when a replay sends it): they then go out with the subscriber as it was, instead
  * of failing because it is gone. Emails are left alone: a deleted subscriber gets none.
  */
 export async function freezePayloads(db: Db, subscriberId: string, baseUrl: string): Promise<void> {
-  const rows = await db.rows<OutboxRow>(sql`SELECT * FROM outbox WHERE status = 'pending' AND kind = 'webhook' AND payload IS NULL
+  const rows = await db.rows<OutboxRow>(sql`SELECT * FROM outbox WHERE status IN ('pending', 'skipped') AND kind = 'webhook' AND payload IS NULL
     AND (subscriber_id = ${subscriberId} OR related_id = ${subscriberId})`);
   for (const row of rows) {
     const payload = await renderPayload(db, row, baseUrl);

@@ -10,6 +10,9 @@ export const CLAIM_MS = 60_000;
 
 export interface OutboxRow {
   id: string;
+  /** The event's id (webhook-id): one event is a row per endpoint (issue 49); an email's is its own id. */
+  event_id: string | null;
+  endpoint_id: string | null;
   kind: "email" | "webhook";
   topic: string;
   waitlist_id: string;
@@ -34,16 +37,32 @@ export interface Message {
 
 const value = (v: string | SQL | null | undefined): SQL => (v === undefined || v === null ? sql`NULL` : typeof v === "string" ? sql`${v}` : v);
 
-/** An INSERT for the change's own transaction; `onlyIf` ties it to the change having happened. */
+/**
+ * An INSERT for the change's own transaction; `onlyIf` ties it to the change having happened. `id` is the event's:
+ * an email is one row of that id; a webhook event a row per endpoint of the waitlist whose filter takes it (issue
+ * 49), each `<event id>.<endpoint id>`, disabled endpoints included (their rows are skipped, and logged, at once).
+ */
 export function enqueue(m: Message, onlyIf: SQL = sql`TRUE`, at = now()): { id: string; statement: SQL } {
   const id = `evt_${sortableToken(24)}`;
+  const payload = m.payload ? m.payload(id, at) : null;
+  if (m.kind === "webhook") {
+    return {
+      id,
+      statement: sql`INSERT INTO outbox (id, event_id, endpoint_id, kind, topic, waitlist_id, subscriber_id, related_id, payload, status, attempts, next_attempt_at, created_at)
+        SELECT CAST(${id} AS text) || '.' || e.id, ${id}, e.id, 'webhook', ${m.topic}, ${m.waitlistId}, ${value(m.subscriberId)}, ${value(m.relatedId)}, ${payload}, 'pending', 0, ${at}, ${at}
+        FROM webhook_endpoints e WHERE e.waitlist_id = ${m.waitlistId} AND (e.events = '[]' OR e.events LIKE ${`%"${m.topic}"%`}) AND ${onlyIf}`,
+    };
+  }
   return {
     id,
-    statement: sql`INSERT INTO outbox (id, kind, topic, waitlist_id, subscriber_id, related_id, payload, status, attempts, next_attempt_at, created_at)
-      SELECT ${id}, ${m.kind}, ${m.topic}, ${m.waitlistId}, ${value(m.subscriberId)}, ${value(m.relatedId)}, ${m.payload ? m.payload(id, at) : null}, 'pending', 0, ${at}, ${at}
+    statement: sql`INSERT INTO outbox (id, event_id, kind, topic, waitlist_id, subscriber_id, related_id, payload, status, attempts, next_attempt_at, created_at)
+      SELECT ${id}, ${id}, ${m.kind}, ${m.topic}, ${m.waitlistId}, ${value(m.subscriberId)}, ${value(m.relatedId)}, ${payload}, 'pending', 0, ${at}, ${at}
       WHERE ${onlyIf}`,
   };
 }
+
+/** Which rows a claim takes: those of these events, these rows, an endpoint's rows about one subscriber, or any due. */
+export type Which = { events: string[] } | { rows: string[] } | { endpoint: string; subscriber: string } | null;
 
 /**
  * Claims the given rows, or up to `limit` due rows, for this attempt: one statement in a write group, safe across
@@ -51,12 +70,21 @@ export function enqueue(m: Message, onlyIf: SQL = sql`TRUE`, at = now()): { id: 
  * UPDATE re-checks the lease on each row as it is once locked, so two instances never claim one row. The pick is a
  * MATERIALIZED CTE: as an `IN (subquery)` PostgreSQL may run it again per row, LIMIT and all (114 rows claimed of 50).
  */
-export async function claim(db: Db, ids: string[] | null, limit = 20, at = now()): Promise<OutboxRow[]> {
-  if (ids && ids.length === 0) return [];
-  const due = sql`status = 'pending' AND next_attempt_at <= ${at} AND (locked_until IS NULL OR locked_until < ${at})`;
-  const pick = ids
-    ? sql`SELECT id FROM outbox WHERE id IN ${ids} AND ${due} ${db.d.skipLocked}`
-    : sql`SELECT id FROM outbox WHERE ${due} ORDER BY next_attempt_at, id LIMIT ${limit} ${db.d.skipLocked}`;
+export async function claim(db: Db, which: Which, limit = 20, at = now()): Promise<OutboxRow[]> {
+  if (which && "events" in which && which.events.length === 0) return [];
+  if (which && "rows" in which && which.rows.length === 0) return [];
+  // issue 49: a webhook row waits while an earlier one of its endpoint about the same subscriber is due or being
+  // sent, so a slow receiver gets one subscriber's events in order (a row waiting for its retry holds none back)
+  const due = sql`status = 'pending' AND next_attempt_at <= ${at} AND (locked_until IS NULL OR locked_until < ${at})
+    AND (kind <> 'webhook' OR NOT EXISTS (SELECT 1 FROM outbox o2 WHERE o2.kind = 'webhook' AND o2.endpoint_id = outbox.endpoint_id
+      AND o2.subscriber_id = outbox.subscriber_id AND o2.status = 'pending' AND o2.next_attempt_at <= ${at} AND o2.id < outbox.id))`;
+  const pick = !which
+    ? sql`SELECT id FROM outbox WHERE ${due} ORDER BY next_attempt_at, id LIMIT ${limit} ${db.d.skipLocked}`
+    : "events" in which
+      ? sql`SELECT id FROM outbox WHERE event_id IN ${which.events} AND ${due} ${db.d.skipLocked}`
+      : "rows" in which
+        ? sql`SELECT id FROM outbox WHERE id IN ${which.rows} AND ${due} ${db.d.skipLocked}`
+        : sql`SELECT id FROM outbox WHERE kind = 'webhook' AND endpoint_id = ${which.endpoint} AND subscriber_id = ${which.subscriber} AND ${due} ORDER BY id LIMIT ${limit} ${db.d.skipLocked}`;
   const [rows] = await db.write([
     sql`WITH picked AS MATERIALIZED (${pick})
       UPDATE outbox SET locked_until = ${at + CLAIM_MS}, attempts = attempts + 1 WHERE id IN (SELECT id FROM picked) AND ${due} RETURNING *`,
@@ -79,14 +107,25 @@ const recipient = (row: Pick<OutboxRow, "topic" | "related_id" | "subscriber_id"
 type Settled = Pick<OutboxRow, "id" | "topic" | "related_id" | "subscriber_id">;
 
 /** `payload`: the rendering sent, kept with the outcome when the row has none yet (an email's). */
-export const markSent = (db: Db, row: Settled, status: number | null, payload: string | null = null, at = now()) =>
+export const markSent = (db: Db, row: Settled, status: number | null, payload: string | null = null, at = now(), also: SQL[] = []) =>
   db.write([
     sql`UPDATE outbox SET status = 'sent', sent_at = ${at}, last_status = ${status}, last_error = NULL, locked_until = NULL, payload = coalesce(payload, ${payload}) WHERE id = ${row.id}`,
     ...recipient(row, "sent", at),
+    ...also,
   ]);
 
-/** After the last retry (or a permanent failure: `final`) the row is failed; before it, due again after the schedule's delay ±10%. */
-export function markFailed(db: Db, row: OutboxRow, error: string, status: number | null, opts: { final?: Outcome; payload?: string; random?: () => number; at?: number } = {}) {
+/**
+ * After the last retry (or a permanent failure: `final`) the row is failed; before it, due again after the schedule's
+ * delay ±10%. `also`: what the outcome writes beside it (a webhook's delivery log entry, issue 49), told whether the
+ * row will be retried.
+ */
+export function markFailed(
+  db: Db,
+  row: OutboxRow,
+  error: string,
+  status: number | null,
+  opts: { final?: Outcome; payload?: string; random?: () => number; at?: number; also?: (retrying: boolean) => SQL[] } = {},
+) {
   const at = opts.at ?? now();
   const keep = sql`payload = coalesce(payload, ${opts.payload ?? null})`;
   const delay = opts.final ? undefined : RETRY_DELAYS_MS[row.attempts - 1];
@@ -94,10 +133,14 @@ export function markFailed(db: Db, row: OutboxRow, error: string, status: number
     return db.write([
       sql`UPDATE outbox SET status = 'failed', last_error = ${error}, last_status = ${status}, locked_until = NULL, ${keep} WHERE id = ${row.id}`,
       ...recipient(row, opts.final ?? "failed", at),
+      ...(opts.also?.(false) ?? []),
     ]);
   }
   const due = at + Math.round(delay * (0.9 + 0.2 * (opts.random ?? Math.random)()));
-  return db.write([sql`UPDATE outbox SET next_attempt_at = ${due}, last_error = ${error}, last_status = ${status}, locked_until = NULL, ${keep} WHERE id = ${row.id}`]);
+  return db.write([
+    sql`UPDATE outbox SET next_attempt_at = ${due}, last_error = ${error}, last_status = ${status}, locked_until = NULL, ${keep} WHERE id = ${row.id}`,
+    ...(opts.also?.(true) ?? []),
+  ]);
 }
 
 /** Keeps a row pending without spending an attempt (an email while SMTP_URL is unset). */
@@ -110,9 +153,29 @@ export const HELD_NO_SMTP = "held: SMTP_URL is not set";
 export const releaseHeldEmails = (db: Db, at = now()) =>
   db.exec(sql`UPDATE outbox SET next_attempt_at = ${at} WHERE kind = 'email' AND status = 'pending' AND last_error = ${HELD_NO_SMTP}`);
 
-/** Sent rows are kept 30 days (DESIGN §1). */
-export const pruneSent = (db: Db, at = now()) => db.exec(sql`DELETE FROM outbox WHERE status = 'sent' AND sent_at < ${at - 30 * 86_400_000}`);
+const KEPT_MS = 30 * 86_400_000;
+
+/**
+ * Sent rows are kept 30 days (DESIGN §1); so are a webhook's delivery log and the events skipped while its endpoint
+ * was disabled (issue 49: a replay within them sends those). Failed rows stay.
+ */
+export async function pruneSent(db: Db, at = now()) {
+  await db.exec(sql`DELETE FROM outbox WHERE status = 'sent' AND sent_at < ${at - KEPT_MS}`);
+  await db.exec(sql`DELETE FROM outbox WHERE kind = 'webhook' AND status = 'skipped' AND created_at < ${at - KEPT_MS}`);
+  await db.exec(sql`DELETE FROM webhook_deliveries WHERE attempted_at < ${at - KEPT_MS}`);
+}
 
 /** Gives up on a row at once (what it describes is gone, its webhook was switched off, its email withheld). */
-export const abandon = (db: Db, row: Settled, reason: string, at = now()) =>
-  db.write([sql`UPDATE outbox SET status = 'failed', last_error = ${reason}, locked_until = NULL WHERE id = ${row.id}`, ...recipient(row, "skipped", at)]);
+export const abandon = (db: Db, row: Settled, reason: string, at = now(), also: SQL[] = []) =>
+  db.write([sql`UPDATE outbox SET status = 'failed', last_error = ${reason}, locked_until = NULL WHERE id = ${row.id}`, ...recipient(row, "skipped", at), ...also]);
+
+/** The whole retry schedule with its jitter: how long a retry may wait for a disabled endpoint (issue 49). */
+export const SCHEDULE_MS = Math.round(RETRY_DELAYS_MS.reduce((a, b) => a + b, 0) * 1.1);
+
+/** A webhook row whose endpoint is disabled at its first attempt: kept, not sent (a replay sends it). */
+export const markSkipped = (db: Db, row: Settled, also: SQL[]) =>
+  db.write([sql`UPDATE outbox SET status = 'skipped', attempts = 0, last_error = 'skipped: the endpoint is disabled', locked_until = NULL WHERE id = ${row.id}`, ...also]);
+
+/** A retry that came due while its endpoint is disabled waits, without spending an attempt, until its schedule's end. */
+export const holdForEndpoint = (db: Db, row: Pick<OutboxRow, "id" | "created_at">, reason: string) =>
+  hold(db, row.id, reason, Number(row.created_at) + SCHEDULE_MS);

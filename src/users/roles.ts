@@ -7,9 +7,11 @@ import type { Role } from "../db/schema";
 const EDITOR_FAMILIES = new Set(["subscriber", "tag", "landing_page", "broadcast"]);
 /** Reads that show what only an admin may change. */
 const ADMIN_READS = ["/api/v1/account/keys", "/api/v1/account/audit", "/api/v1/account/users"];
+/** Issue 49: a webhook endpoint read alone shows its signing secret. */
+const SECRET_READS = new Set(["/api/v1/waitlist/:waitlistKey/webhooks/:webhookId"]);
 
 export function requiredRole(method: string, route: string): Role {
-  if (method === "GET" || method === "HEAD") return ADMIN_READS.some((p) => route.startsWith(p)) ? "admin" : "viewer";
+  if (method === "GET" || method === "HEAD") return ADMIN_READS.some((p) => route.startsWith(p)) || SECRET_READS.has(route) ? "admin" : "viewer";
   const action = ACTIONS[`${method} ${route}`];
   if (!action) return "admin";
   const family = action.slice(0, action.indexOf("."));

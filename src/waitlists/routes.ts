@@ -6,9 +6,10 @@ import type { apiGuard } from "../http/api";
 import { errorResponses } from "../http/error-schemas";
 import { regenerateWaitlistKey } from "../account/service";
 import { CreateWaitlistBody, CreateWaitlistResponse, ListWaitlistsResponse, SettingsPatchBody, SettingsResponse } from "./model";
+import type { Dispatcher } from "../outbox/dispatcher";
 import { createWaitlist, listWaitlists, settingsOf, updateSettings } from "./service";
 
-export function waitlistRoutes(deps: { db: Db; config: Config; api: ReturnType<typeof apiGuard> }) {
+export function waitlistRoutes(deps: { db: Db; config: Config; api: ReturnType<typeof apiGuard>; dispatcher: Pick<Dispatcher, "dispatchRows"> }) {
   const { db, config } = deps;
   return new Elysia({ name: "waitlists/routes", prefix: "/api/v1" })
     .use(deps.api)
@@ -45,7 +46,7 @@ export function waitlistRoutes(deps: { db: Db; config: Config; api: ReturnType<t
       "/waitlist/:waitlistKey/settings",
       async ({ auth, body }) => ({
         success: true,
-        data: { settings: await updateSettings(db, auth.waitlist!, body, { blockPrivateWebhooks: config.webhookBlockPrivate }) },
+        data: { settings: await updateSettings(db, auth.waitlist!, body, { blockPrivateWebhooks: config.webhookBlockPrivate, released: deps.dispatcher.dispatchRows }) },
       }),
       {
         api: { key: "any", bucket: "settings" },

@@ -11,7 +11,9 @@ import { AppError, badRequest, conflict, forbidden } from "../http/errors";
 import type { Waitlist } from "../http/api";
 import { planOf } from "../account/plans";
 import type { CreateWaitlistInput, SettingsPatch } from "./model";
-import { isPrivateAddress, normalizeHost } from "./hosts";
+import { normalizeHost } from "./hosts";
+import { applyWebhookSetting, checkWebhookSetting, firstEndpoint, webhookSetting } from "../webhooks/settings";
+import type { Endpoint } from "../webhooks/endpoints";
 
 export const RESERVED_SLUGS = new Set(["test-waitlist"]);
 const SLUG = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
@@ -153,10 +155,10 @@ export async function listWaitlists(db: Db, accountId: string, only: string[] | 
 export async function settingsOf(db: Db, w: Waitlist) {
   const { landingPages } = db.t;
   const [page] = await db.select({ status: landingPages.status }).from(landingPages).where(eq(landingPages.waitlistId, w.id));
-  return settingsView(w, (page?.status ?? null) as "draft" | "published" | "unpublished" | null);
+  return settingsView(w, (page?.status ?? null) as "draft" | "published" | "unpublished" | null, await firstEndpoint(db, w.id));
 }
 
-function settingsView(w: Waitlist, pageStatus: "draft" | "published" | "unpublished" | null) {
+function settingsView(w: Waitlist, pageStatus: "draft" | "published" | "unpublished" | null, firstWebhook: Endpoint | undefined) {
   return {
     key: w.key,
     slug: w.slug,
@@ -170,7 +172,7 @@ function settingsView(w: Waitlist, pageStatus: "draft" | "published" | "unpublis
     validate_emails: w.validateEmails,
     welcome_email: { enabled: w.welcomeEnabled, subject: w.welcomeSubject, body: w.welcomeBody },
     confirmation_email: { subject: w.confirmationSubject, body: w.confirmationBody },
-    webhook: { url: w.webhookUrl, enabled: w.webhookEnabled, signing_secret: w.signingSecret },
+    webhook: webhookSetting(w, firstWebhook),
     custom_domain: w.customDomain,
     signup_url: w.signupUrl,
     milestones: milestonesOf(w),
@@ -212,7 +214,8 @@ function checkMilestones(list: { referrals: number; reward: string; tag?: string
 }
 
 /** PATCH merges objects one level deep: omitted members keep their values (DESIGN §4). */
-export async function updateSettings(db: Db, w: Waitlist, patch: SettingsPatch, opts: { blockPrivateWebhooks: boolean }) {
+/** `released`: told the webhook rows a re-enabled endpoint made due (to be sent now). */
+export async function updateSettings(db: Db, w: Waitlist, patch: SettingsPatch, opts: { blockPrivateWebhooks: boolean; released?: (rows: string[]) => void }) {
   if (!patch || Object.keys(patch).length === 0) throw badRequest("Provide at least one setting to change");
   const set: Partial<Tables["waitlists"]["$inferInsert"]> = {};
   if (patch.name !== undefined) {
@@ -238,11 +241,9 @@ export async function updateSettings(db: Db, w: Waitlist, patch: SettingsPatch, 
   const ce = patch.confirmation_email;
   if (ce?.subject !== undefined) set.confirmationSubject = requireText(ce.subject, "confirmation_email.subject");
   if (ce?.body !== undefined) set.confirmationBody = requireText(ce.body, "confirmation_email.body");
-  if (patch.webhook?.url !== undefined) set.webhookUrl = patch.webhook.url === null ? null : checkWebhookUrl(patch.webhook.url, opts.blockPrivateWebhooks);
-  if (patch.webhook?.enabled !== undefined) set.webhookEnabled = patch.webhook.enabled;
-  if ((set.webhookEnabled ?? w.webhookEnabled) && !(set.webhookUrl !== undefined ? set.webhookUrl : w.webhookUrl)) {
-    throw badRequest("webhook.url is required while webhook.enabled is true");
-  }
+  // issue 49: the setting is the first endpoint
+  const first = patch.webhook ? await firstEndpoint(db, w.id) : undefined;
+  const webhook = patch.webhook ? checkWebhookSetting(patch.webhook, first, opts.blockPrivateWebhooks) : null;
   if (patch.milestones !== undefined) set.milestones = checkMilestones(patch.milestones);
   if (patch.leaderboard !== undefined) set.leaderboard = patch.leaderboard;
   if (patch.captcha !== undefined) set.captcha = patch.captcha;
@@ -267,7 +268,12 @@ export async function updateSettings(db: Db, w: Waitlist, patch: SettingsPatch, 
 
   set.updatedAt = now();
   try {
-    const [updated] = await db.tx((tx) => tx.update(tx.t.waitlists).set(set).where(eq(tx.t.waitlists.id, w.id)).returning());
+    const [updated, released] = await db.tx(async (tx) => {
+      const released = webhook ? await applyWebhookSetting(tx, w, first, webhook) : [];
+      const [row] = await tx.update(tx.t.waitlists).set(set).where(eq(tx.t.waitlists.id, w.id)).returning();
+      return [row!, released] as const;
+    });
+    opts.released?.(released);
     return await settingsOf(db, updated);
   } catch (err) {
     throw (await nameTaken(db, err, { id: w.id, name: set.name ?? w.name, slug: w.slug, customDomain: set.customDomain !== undefined ? set.customDomain : w.customDomain })) ?? err;
@@ -297,8 +303,3 @@ function signupUrl(raw: string): string {
   return url.toString();
 }
 
-function checkWebhookUrl(raw: string, blockPrivate: boolean): string {
-  const url = new URL(httpUrl(raw, "webhook.url"));
-  if (blockPrivate && isPrivateAddress(url.hostname)) throw badRequest("webhook.url points at a loopback or private address, which WEBHOOK_BLOCK_PRIVATE refuses");
-  return url.toString();
-}

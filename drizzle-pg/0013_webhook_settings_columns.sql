@@ -1,0 +1,2 @@
+ALTER TABLE "waitlists" DROP COLUMN "webhook_url";--> statement-breakpoint
+ALTER TABLE "waitlists" DROP COLUMN "webhook_enabled";
