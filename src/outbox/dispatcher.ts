@@ -88,7 +88,10 @@ export function createDispatcher(deps: { db: Db; config: Config; log: Logger }):
     // an email's rendering is kept with its outcome (one write an email, issue 45); a webhook's before it is sent,
     // since its signature covers the body and every retry must send the same bytes
     if (row.kind === "email") return sendEmail(row, payload);
-    if (row.payload === null) await storePayload(db, row.id, payload);
+    if (row.payload === null && (await storePayload(db, row.id, payload)).changed === 0) {
+      // rendered meanwhile while it waited for an earlier event (renderWaiting): that rendering is the one kept
+      return sendWebhook(row, (await frozenPayload(db, row.id)) ?? payload);
+    }
     return sendWebhook(row, payload);
   }
 
@@ -215,8 +218,35 @@ export function createDispatcher(deps: { db: Db; config: Config; log: Logger }):
     run.finally(() => inFlight.delete(run));
   }
 
+  /**
+   * Webhook rows of just-committed events that wait for an earlier event of their subscriber (store.ts claim) are
+   * rendered now, as their event left the data, not as it is when their turn comes.
+   */
+  async function renderWaiting(eventIds: string[]) {
+    const waiting = await db.rows<OutboxRow>(
+      sql`SELECT * FROM outbox WHERE event_id IN ${eventIds} AND kind = 'webhook' AND status = 'pending' AND payload IS NULL AND locked_until IS NULL`,
+    );
+    for (const row of waiting) {
+      const payload = await renderPayload(db, row, config.baseUrl);
+      if (payload !== null) await storePayload(db, row.id, payload);
+    }
+  }
+
   function dispatch(eventIds: string[]) {
-    if (eventIds.length) next({ events: eventIds });
+    if (eventIds.length === 0) return;
+    const run = claim(db, { events: eventIds }).then(
+      async (rows) => {
+        const attempts = track(rows);
+        // nothing claimed, or webhooks among what was: some of the events' rows may be waiting
+        if (rows.length === 0 || rows.some((r) => r.kind === "webhook")) {
+          await renderWaiting(eventIds).catch((err) => log.error("outbox render failed", { error: (err as Error)?.message ?? String(err) }));
+        }
+        await attempts;
+      },
+      (err) => log.error("outbox claim failed", { error: (err as Error)?.message ?? String(err) }),
+    );
+    inFlight.add(run);
+    run.finally(() => inFlight.delete(run));
   }
 
   const this_: Dispatcher = {

@@ -33,9 +33,11 @@ import { deliveriesPage, DELIVERIES_LIMIT, REPLAY_AT_ONCE, replay, retryDelivery
 import { deliver } from "./send";
 import { firstEndpoint, rotateSettingSecret } from "./settings";
 
-const EventType = t.UnionEnum([...EVENT_TYPES]);
-const Format = t.UnionEnum([...WEBHOOK_FORMATS]);
-const DeliveryStatus = t.UnionEnum([...WEBHOOK_DELIVERY_STATUSES]);
+/** One of these strings (t.UnionEnum would default an omitted optional field to the first). */
+const oneOf = <T extends string>(values: readonly T[]) => t.Unsafe<T>(t.Union(values.map((v) => t.Literal(v))));
+const EventType = oneOf(EVENT_TYPES);
+const Format = oneOf(WEBHOOK_FORMATS);
+const DeliveryStatus = oneOf(WEBHOOK_DELIVERY_STATUSES);
 
 const EndpointFields = {
   id: t.String(),
