@@ -53,7 +53,11 @@ export async function soak(minutes: number, bin: string): Promise<SoakResult> {
     },
   });
   const setup = createClient({ url: dbUrl });
-  await setup.execute({ sql: "UPDATE waitlists SET webhook_url = ?, webhook_enabled = 1, allowed_domains = '[\"soak.example\"]'", args: [`http://127.0.0.1:${receiver.port}/hooks`] });
+  await setup.execute({ sql: "UPDATE waitlists SET webhook_endpoints = 1, allowed_domains = '[\"soak.example\"]'", args: [] });
+  await setup.execute({
+    sql: "INSERT INTO webhook_endpoints (id, waitlist_id, url, secret, created_at, updated_at) SELECT 'we_soak_' || id, id, ?, signing_secret, 0, 0 FROM waitlists",
+    args: [`http://127.0.0.1:${receiver.port}/hooks`],
+  });
   setup.close();
 
   const server = await startServer(dbUrl, { TRUST_PROXY: "true", RATE_LIMITS: "off" }, bin);

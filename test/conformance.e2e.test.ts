@@ -129,6 +129,8 @@ const SEMANTIC_400: RegExp[] = [
   /^before must be the next_cursor/, // issue 48: a cursor the audit log gave
   /^This link is invalid, used or expired/, // issue 48: a link's token is one the server made
   /^password (is one of the most common|repeats too few|must not be your email)/, // issue 48: beyond its length
+  /^url must be an absolute http\(s\) URL$/, // issue 49: a webhook endpoint's URL is one we can POST to
+  /^Provide at least one of url, description/, // issue 49: a PATCH changes something
 ];
 
 function declared(o: Operation): number[] {

@@ -7,6 +7,7 @@ import type { Browser, BrowserContext, Locator, Page } from "playwright-core";
 import { startServer, until, type TestServer } from "./support/server";
 import { describe, launchBrowser, test } from "./support/browser";
 import { startFakeModel, startReceiver, type FakeModel, type Receiver } from "./support/peers";
+import { EVENT_TYPES } from "../src/outbox/events";
 import * as OTPAuth from "otpauth";
 
 const ARTIFACTS = join(import.meta.dir, "artifacts");
@@ -610,7 +611,7 @@ describe("a team signs in (issue 48)", () => {
     editor.problems.length = 0; // the refused request after the revocation is the point
     await finish(editor);
   });
-  test("a viewer reads the waitlist and sees no button that changes anything", async () => {
+  test("a viewer reads the waitlist and its webhook endpoints and sees no button that changes anything", async () => {
     const a = await s.account("business");
     const w = (await s.request("POST", "/api/v1/waitlists", { key: a.key, body: { name: `Viewed ${uniq()}` } })).body.data.waitlist;
     await s.request("POST", `/api/v1/waitlist/${w.key}/sign-up`, { key: a.key, body: { email: "seen@example.com" } });
@@ -630,6 +631,209 @@ describe("a team signs in (issue 48)", () => {
     // reading still works: the export
     expect(await t.page.getByRole("button", { name: "Export CSV" }).isVisible()).toBe(true);
     await shot(t, "13-viewer");
+    // issue 49: the webhook endpoints and their logs, without a button that changes them or shows a secret
+    await s.request("POST", `/api/v1/waitlist/${w.key}/webhooks`, { key: a.key, body: { url: hooks.url, description: "Seen only" } });
+    await t.page.getByRole("link", { name: "Webhooks", exact: true }).click();
+    const card = t.page.locator("article.endpoint");
+    await contains(card.locator("dd"), "Seen only");
+    await contains(card.locator(".empty"), "No delivery for these filters yet.");
+    expect(await card.getByRole("button", { name: "Refresh" }).isVisible()).toBe(true);
+    for (const name of ["Disable", "Edit", "Send test event", "Show signing secret", "Rotate secret", "Delete", "Replay", "Add endpoint"]) {
+      // there, but hidden
+      expect(await t.page.getByRole("button", { name, exact: true, includeHidden: true }).count()).toBe(1);
+      expect(await t.page.getByRole("button", { name, exact: true, includeHidden: true }).isVisible()).toBe(false);
+    }
+    expect(await t.page.getByLabel("Replay since").isVisible()).toBe(false);
     await finish(t);
+  });
+});
+
+describe("webhook endpoints (issue 49)", () => {
+  /** Reads the endpoint card's log again (Refresh) until a row of `eventId` has `status`: the server delivers in the background. */
+  const logShows = (page: Page, card: Locator, eventId: string, status: string) =>
+    until(async () => {
+      await Promise.all([page.waitForResponse((r) => r.url().includes("/deliveries?")), card.getByRole("button", { name: "Refresh", exact: true }).click()]);
+      return (await card.locator(`tr[data-event-id="${eventId}"][data-status="${status}"]`).count()) > 0;
+    }, 10_000, `${eventId} ${status} in the log`);
+
+  test("an admin adds an endpoint for subscriber.created only; a sign-up shows delivered in its log, a failed one retrying, and Retry delivers it with the same webhook-id; Disable switches it off", async () => {
+    const receiver = startReceiver();
+    let t: Session | undefined;
+    try {
+      const { key } = await s.account("growth");
+      const w = (await s.request("POST", "/api/v1/waitlists", { key, body: { name: `Hooks ${uniq()}` } })).body.data.waitlist;
+      const path = `/api/v1/waitlist/${w.key}`;
+      t = await open(s);
+      await signIn(t, key);
+      const page = t.page;
+
+      // from the waitlist's settings, whose webhook section links to the page of every endpoint
+      await page.getByRole("link", { name: w.name }).click();
+      await page.getByRole("link", { name: "Settings", exact: true }).click();
+      await page.getByRole("link", { name: "Webhook endpoints" }).click();
+      await page.getByRole("heading", { name: "Webhook endpoints", level: 2 }).waitFor();
+      await hasAttr(page.getByRole("link", { name: "Webhooks", exact: true }), "aria-current", "page");
+      await contains(page.locator("main"), "No endpoint yet.");
+      // a checkbox for every event type the server knows
+      expect(await page.locator('fieldset.events input[type="checkbox"]').evaluateAll((boxes) => boxes.map((b) => (b as any).value))).toEqual([...EVENT_TYPES]);
+
+      await page.getByLabel("URL", { exact: true }).fill(receiver.url);
+      await page.getByLabel("Description", { exact: true }).fill("CRM sync");
+      await page.getByLabel("subscriber.created", { exact: true }).check();
+      await page.getByRole("button", { name: "Add endpoint" }).click();
+      const secret = await page.getByRole("dialog").locator("input.secret").inputValue();
+      await page.getByRole("dialog").getByRole("button", { name: "Done" }).click();
+      const card = page.locator("article.endpoint");
+      await hasCount(card, 1);
+      await contains(card.locator("h3"), receiver.url);
+      await hasText(card.locator("dd.events"), "subscriber.created");
+      await hasText(card.locator("dd.state"), "Enabled");
+      const [made] = (await s.request("GET", `${path}/webhooks`, { key })).body.data.webhooks;
+      expect(made).toMatchObject({ url: receiver.url, description: "CRM sync", events: ["subscriber.created"], enabled: true, format: "json", legacy_signature: false });
+      expect((await s.request("GET", `${path}/webhooks/${made.id}`, { key })).body.data.webhook.secret).toBe(secret);
+      expect(await card.getAttribute("data-webhook-id")).toBe(made.id);
+
+      const rows = card.locator("table.deliveries tbody tr");
+      const signUp = async (email: string) => {
+        expect((await s.request("POST", `${path}/sign-up`, { key, body: { email } })).status).toBe(200);
+        return until(() => receiver.deliveries.find((d) => d.body?.waitlist?.key === w.key && d.body.data?.subscriber?.email === email), 10_000, `the delivery for ${email}`);
+      };
+
+      const first = await signUp("first@example.com");
+      expect(first.body.type).toBe("subscriber.created");
+      await logShows(page, card, first.headers["webhook-id"], "delivered");
+      const delivered = card.locator(`tr[data-event-id="${first.headers["webhook-id"]}"]`);
+      expect(await delivered.locator("td").allTextContents()).toEqual([expect.any(String), "delivered", "200", expect.stringMatching(/^\d+ ms$/), "–", "ok", "Retry"]);
+      expect(await delivered.locator("th").textContent()).toBe("subscriber.created");
+      // not in the filter: no delivery and no log entry
+      expect((await s.request("PUT", `${path}/subscribers/first@example.com`, { key, body: { points: 5 } })).status).toBe(200);
+
+      // the receiver fails: the attempt is logged as retrying (the next is 30 s away)
+      receiver.respondWith(500);
+      const second = await signUp("second@example.com");
+      const eventId = second.headers["webhook-id"];
+      await logShows(page, card, eventId, "retrying");
+      const retrying = card.locator(`tr[data-event-id="${eventId}"][data-status="retrying"]`);
+      expect(await retrying.locator("td").nth(2).textContent()).toBe("500");
+      await shot(t, "14-webhooks");
+
+      // fixed: Retry on its row sends the same event (same webhook-id and bytes) now, and the log shows it delivered
+      receiver.respondWith();
+      await retrying.getByRole("button", { name: /^Retry/ }).click();
+      await contains(page.locator("#status"), "is being sent again");
+      const again = await until(() => receiver.deliveries.filter((d) => d.headers["webhook-id"] === eventId)[1], 10_000, "the retried delivery");
+      expect(again.raw).toBe(second.raw);
+      await logShows(page, card, eventId, "delivered");
+      expect(await card.locator(`tr[data-event-id="${eventId}"]`).evaluateAll((trs) => trs.map((tr) => tr.getAttribute("data-status")))).toEqual(["delivered", "retrying"]);
+      // the filter took subscriber.created only: the update of first@ was neither sent nor logged
+      expect(receiver.deliveries.map((d) => d.body?.type)).toEqual(["subscriber.created", "subscriber.created", "subscriber.created"]);
+      const log = (await s.request("GET", `${path}/webhooks/${made.id}/deliveries`, { key })).body.data.deliveries;
+      expect(log.map((d: any) => [d.event, d.status])).toEqual([
+        ["subscriber.created", "delivered"],
+        ["subscriber.created", "retrying"],
+        ["subscriber.created", "delivered"],
+      ]);
+      await hasCount(rows, 3);
+
+      // the log's filters
+      await card.getByLabel("Status").selectOption("retrying");
+      await card.getByRole("button", { name: "Filter" }).click();
+      await hasCount(rows, 1);
+      await card.getByLabel("Status").selectOption("");
+      await card.getByRole("button", { name: "Filter" }).click();
+      await hasCount(rows, 3);
+
+      // switched off from the page: the API says so
+      await card.getByRole("button", { name: "Disable", exact: true }).click();
+      await hasText(card.locator("dd.state"), "Disabled");
+      await card.getByRole("button", { name: "Enable", exact: true }).waitFor();
+      expect((await s.request("GET", `${path}/webhooks`, { key })).body.data.webhooks.map((e: any) => e.enabled)).toEqual([false]);
+      await finish(t);
+    } finally {
+      receiver.stop();
+      await t?.context.close();
+    }
+  });
+
+  test("an endpoint's other buttons: a test event, its secret shown and rotated, a replay (refused while disabled) of what was skipped, an edit, and a delete", async () => {
+    const receiver = startReceiver();
+    let t: Session | undefined;
+    try {
+      const { key } = await s.account("growth");
+      const w = (await s.request("POST", "/api/v1/waitlists", { key, body: { name: `Hooks ${uniq()}` } })).body.data.waitlist;
+      const path = `/api/v1/waitlist/${w.key}`;
+      const made = (await s.request("POST", `${path}/webhooks`, { key, body: { url: receiver.url } })).body.data.webhook;
+      t = await open(s);
+      await signIn(t, key);
+      const page = t.page;
+      await page.goto(`${s.url}/dashboard#/w/${w.key}/webhooks`);
+      const card = page.locator(`article.endpoint[data-webhook-id="${made.id}"]`);
+      await hasText(card.locator("dd.events"), "All events");
+      await contains(card.locator(".empty"), "No delivery for these filters yet.");
+
+      await card.getByRole("button", { name: "Send test event" }).click();
+      await contains(card.locator('.notice[role="status"]'), "delivered (HTTP 200");
+      const test = await until(() => receiver.deliveries.find((d) => d.body?.type === "webhook.test"), 5_000, "the test event");
+      expect(test.body.waitlist.key).toBe(w.key);
+
+      // the secret only when asked; a rotation shows the new one
+      expect(await page.content()).not.toContain(made.secret);
+      await card.getByRole("button", { name: "Show signing secret" }).click();
+      await hasText(card.locator(".secret-value"), made.secret);
+      await card.getByRole("button", { name: "Rotate secret" }).click();
+      await page.getByRole("dialog").getByRole("button", { name: "Rotate" }).click();
+      await contains(page.locator("#status"), "Signing secret rotated.");
+      const rotated = (await s.request("GET", `${path}/webhooks/${made.id}`, { key })).body.data.webhook.secret;
+      expect(rotated).not.toBe(made.secret);
+      await hasText(card.locator(".secret-value"), rotated);
+      await card.getByRole("button", { name: "Hide signing secret" }).click();
+      expect(await card.locator(".secret-value").isHidden()).toBe(true);
+
+      // an event while disabled is skipped and logged; a replay is refused until the endpoint is enabled, then sends it
+      await card.getByRole("button", { name: "Disable", exact: true }).click();
+      await hasText(card.locator("dd.state"), "Disabled");
+      expect((await s.request("POST", `${path}/sign-up`, { key, body: { email: "skipped@example.com" } })).status).toBe(200);
+      const [skipped] = await until(async () => {
+        const log = (await s.request("GET", `${path}/webhooks/${made.id}/deliveries?status=skipped`, { key })).body.data.deliveries;
+        return log.length ? log : null;
+      }, 10_000, "the skipped event logged");
+      await logShows(page, card, skipped.event_id, "skipped");
+      const hourAgo = await page.evaluate(() => {
+        const d = new Date(Date.now() - 3_600_000);
+        d.setMinutes(d.getMinutes() - d.getTimezoneOffset());
+        return d.toISOString().slice(0, 16);
+      });
+      await card.getByLabel("Replay since").fill(hourAgo);
+      await card.getByRole("button", { name: "Replay", exact: true }).click();
+      await contains(card.locator(".replay + .notice"), "The endpoint is disabled: enable it first");
+      await card.getByRole("button", { name: "Enable", exact: true }).click();
+      await hasText(card.locator("dd.state"), "Enabled");
+      await card.getByRole("button", { name: "Replay", exact: true }).click();
+      await hasText(card.locator(".replay + .notice"), "1 event is being sent again.");
+      const replayed = await until(() => receiver.deliveries.find((d) => d.headers["webhook-id"] === skipped.event_id), 10_000, "the replayed event");
+      expect(replayed.body.data.subscriber.email).toBe("skipped@example.com");
+      await logShows(page, card, skipped.event_id, "delivered");
+
+      // edit: a description, a filter, the legacy headers
+      await card.getByRole("button", { name: "Edit" }).click();
+      const edit = page.getByRole("dialog");
+      expect(await edit.getByLabel("URL", { exact: true }).inputValue()).toBe(receiver.url);
+      await edit.getByLabel("Description", { exact: true }).fill("Ops alerts");
+      await edit.getByLabel("subscriber.deleted", { exact: true }).check();
+      await edit.getByLabel("Also send the legacy X-Webhook-* headers").check();
+      await edit.getByRole("button", { name: "Save" }).click();
+      await hasText(card.locator("dd.events"), "subscriber.deleted");
+      expect((await s.request("GET", `${path}/webhooks`, { key })).body.data.webhooks[0]).toMatchObject({ description: "Ops alerts", events: ["subscriber.deleted"], legacy_signature: true });
+
+      // delete, after a confirmation
+      await card.getByRole("button", { name: "Delete" }).click();
+      await page.getByRole("dialog").getByRole("button", { name: "Delete" }).click();
+      await contains(page.locator("main"), "No endpoint yet.");
+      expect((await s.request("GET", `${path}/webhooks`, { key })).body.data.webhooks).toEqual([]);
+      await finish(t);
+    } finally {
+      receiver.stop();
+      await t?.context.close();
+    }
   });
 });

@@ -16,7 +16,7 @@ afterAll(() => s.stop());
 
 const uniq = () => Math.random().toString(36).slice(2, 8);
 const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; frame-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
-const MODULES = ["app.js", "account.js", "api.js", "dom.js", "chart.js", "growth.js", "nav.js", "subscribers-table.js", "view-waitlists.js", "view-overview.js", "view-settings.js", "view-page.js", "view-broadcasts.js", "email-frame.js", "view-keys.js", "view-audit.js", "view-team.js"];
+const MODULES = ["app.js", "account.js", "api.js", "dom.js", "chart.js", "growth.js", "nav.js", "subscribers-table.js", "view-waitlists.js", "view-overview.js", "view-settings.js", "view-page.js", "view-broadcasts.js", "email-frame.js", "view-keys.js", "view-webhooks.js", "view-audit.js", "view-team.js"];
 
 describe("GET /dashboard", () => {
   test("the shell is HTML with a strict CSP, nosniff, no-referrer and no third-party URL; it loads only its own stylesheet and module", async () => {

@@ -124,7 +124,7 @@ describe("a subscriber's own data", () => {
     const stays = (await s.request("GET", `${path}/subscribers?status=waiting`, { key })).body.data.subscribers;
     expect(stays.map((x: any) => [x.referral_count])).toEqual([[1]]);
     expect(dispatched.length).toBe(1);
-    const [event] = await db.rows<{ payload: string }>(sql`SELECT payload FROM outbox WHERE id = ${dispatched[0]}`);
+    const [event] = await db.rows<{ payload: string }>(sql`SELECT payload FROM outbox WHERE event_id = ${dispatched[0]}`);
     expect(JSON.parse(event!.payload).data).toMatchObject({ erased: true, reason: "retention" });
     expect((await s.request("PATCH", `${path}/settings`, { key, body: { retention_days: 0 } })).status).toBe(400);
   });

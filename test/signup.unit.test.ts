@@ -17,7 +17,8 @@ let close: () => Promise<void>;
 beforeAll(async () => {
   ({ db, close } = await scratchDatabase());
   await db.exec(sql`UPDATE waitlists SET referral_enabled = TRUE, signup_points = 50, referral_points = 30, validate_emails = FALSE,
-    webhook_enabled = TRUE, webhook_url = 'https://hook.example.com', milestones = ${JSON.stringify([{ referrals: 2, reward: "r2", tag: "vip" }])} WHERE id = 'w'`);
+    webhook_endpoints = 1, milestones = ${JSON.stringify([{ referrals: 2, reward: "r2", tag: "vip" }])} WHERE id = 'w'`);
+  await db.exec(sql`INSERT INTO webhook_endpoints (id, waitlist_id, url, secret, created_at, updated_at) VALUES ('we', 'w', 'https://hook.example.com', 'whsec_x', 0, 0)`);
 });
 afterAll(() => close());
 

@@ -10,6 +10,7 @@ import { settingsView } from "./view-settings.js";
 import { pageView } from "./view-page.js";
 import { broadcastsView, broadcastView } from "./view-broadcasts.js";
 import { keysView } from "./view-keys.js";
+import { webhooksView } from "./view-webhooks.js";
 import { auditView } from "./view-audit.js";
 import { meView, teamView } from "./view-team.js";
 
@@ -205,6 +206,7 @@ const ROUTES = [
   [/^#\/w\/([^/]+)\/page$/, (key) => pageView(key), "editor"],
   [/^#\/w\/([^/]+)\/broadcasts$/, (key) => broadcastsView(key), "editor"],
   [/^#\/w\/([^/]+)\/broadcasts\/([^/]+)$/, (key, id) => broadcastView(key, id), "editor"],
+  [/^#\/w\/([^/]+)\/webhooks$/, (key) => webhooksView(key), "admin"],
   [/^#\/keys$/, () => keysView(), "admin"],
   [/^#\/audit$/, () => auditView(), "admin"],
   [/^#\/team$/, () => teamView(), "owner"],

@@ -6,6 +6,7 @@ const TABS = [
   ["/settings", "Settings"],
   ["/page", "Landing page"],
   ["/broadcasts", "Broadcasts"],
+  ["/webhooks", "Webhooks"],
 ];
 
 export function waitlistHeader(key, name, active) {

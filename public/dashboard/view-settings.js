@@ -1,5 +1,6 @@
 // Settings of one waitlist: every field of GET/PATCH .../settings, the webhook secret on demand with a
-// test delivery and rotation, and a new per-waitlist API key (shown once).
+// test delivery and rotation (the first endpoint; the others are on view-webhooks.js), and a new per-waitlist API key
+// (shown once).
 import { api, wl } from "./api.js";
 import { announce, checkbox, confirmDialog, field, h, mount, showSecret } from "./dom.js";
 import { waitlistHeader } from "./nav.js";
@@ -156,7 +157,15 @@ export async function settingsView(key) {
         field("Invitation body", f.invitationBody, "{{invite_link}} is the subscriber's single-use link."),
         h("div", { class: "row" }, field("Links work for (days)", f.inviteExpiryDays), field("After accepting, go to", f.inviteRedirectUrl, "Your app; it receives ?token= to verify. Empty: a welcome page.")),
       ),
-      h("section", { class: "card" }, h("h2", {}, "Webhooks"), field("Webhook URL", f.webhookUrl), f.webhookEnabled, webhookTools(key, s.webhook.signing_secret)),
+      h(
+        "section",
+        { class: "card" },
+        h("h2", {}, "Webhooks"),
+        h("p", { class: "hint" }, "This is the first endpoint. More endpoints, event filters, Slack and Discord formats and each one's delivery log: ", h("a", { href: `#/w/${encodeURIComponent(key)}/webhooks` }, "Webhook endpoints"), "."),
+        field("Webhook URL", f.webhookUrl),
+        f.webhookEnabled,
+        webhookTools(key, s.webhook.signing_secret),
+      ),
       error,
       h("div", { class: "actions sticky" }, h("button", { type: "submit", class: "primary" }, "Save settings")),
     ),

@@ -16,6 +16,7 @@ import viewPage from "../../public/dashboard/view-page.js" with { type: "text" }
 import viewBroadcasts from "../../public/dashboard/view-broadcasts.js" with { type: "text" };
 import emailFrame from "../../public/dashboard/email-frame.js" with { type: "text" };
 import viewKeys from "../../public/dashboard/view-keys.js" with { type: "text" };
+import viewWebhooks from "../../public/dashboard/view-webhooks.js" with { type: "text" };
 import viewAudit from "../../public/dashboard/view-audit.js" with { type: "text" };
 import viewTeam from "../../public/dashboard/view-team.js" with { type: "text" };
 import css from "../../public/dashboard/dashboard.css" with { type: "text" };
@@ -37,6 +38,7 @@ const ASSETS: Record<string, { body: string; type: string }> = {
   "view-broadcasts.js": { body: viewBroadcasts, type: JS },
   "email-frame.js": { body: emailFrame, type: JS },
   "view-keys.js": { body: viewKeys, type: JS },
+  "view-webhooks.js": { body: viewWebhooks, type: JS },
   "view-audit.js": { body: viewAudit, type: JS },
   "view-team.js": { body: viewTeam, type: JS },
   "dashboard.css": { body: css, type: "text/css; charset=utf-8" },

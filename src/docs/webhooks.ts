@@ -20,7 +20,7 @@ const DATA: Record<string, { data: TSchema; about: string }> = {
     ]),
     about: "The subscriber as they were; erased (DELETE ?erase=true, or retention_days): only their id.",
   },
-  "webhook.test": { data: t.Object({ message: t.String() }, { additionalProperties: false }), about: "Sent by POST .../settings/webhook/test." },
+  "webhook.test": { data: t.Object({ message: t.String() }, { additionalProperties: false }), about: "Sent by POST .../webhooks/{id}/test and .../settings/webhook/test." },
 };
 
 const ABOUT: Record<string, string> = {
@@ -36,15 +36,20 @@ const ABOUT: Record<string, string> = {
   "subscriber.complained": "They marked an email as spam.",
 };
 
-const header = (name: string, description: string) => ({ name, in: "header", required: true, schema: { type: "string" }, description });
+const header = (name: string, required: boolean, description: string) => ({ name, in: "header", required, schema: { type: "string" }, description });
+const LEGACY = "Only to an endpoint with legacy_signature on (the one made from the settings' webhook): ";
 const HEADERS = [
-  header("webhook-id", "Standard Webhooks: the event's id, the same on every retry (deduplicate on it)"),
-  header("webhook-timestamp", "Standard Webhooks: the attempt's time, Unix seconds"),
-  header("webhook-signature", "Standard Webhooks: `v1,<base64 HMAC-SHA256 of id.timestamp.body>` under the whsec_ secret"),
-  header("X-Webhook-Id", "The event's id"),
-  header("X-Webhook-Event", "The event's type"),
-  header("X-Webhook-Timestamp", "The event's created_at, Unix ms"),
-  header("X-Webhook-Signature", "`sha256=<hex HMAC-SHA256 of the raw body>` under the signing secret"),
+  header("webhook-id", true, "Standard Webhooks: the event's id, the same on every retry and at every endpoint (deduplicate on it)"),
+  header("webhook-timestamp", true, "Standard Webhooks: the attempt's time, Unix seconds"),
+  header(
+    "webhook-signature",
+    true,
+    "Standard Webhooks: `v1,<base64 HMAC-SHA256 of id.timestamp.body>` under the endpoint's whsec_ secret; for 24 hours after a rotation, one under each secret, space-separated",
+  ),
+  header("X-Webhook-Id", false, `${LEGACY}the event's id`),
+  header("X-Webhook-Event", false, `${LEGACY}the event's type`),
+  header("X-Webhook-Timestamp", false, `${LEGACY}the event's created_at, Unix ms`),
+  header("X-Webhook-Signature", false, `${LEGACY}\`sha256=<hex HMAC-SHA256 of the raw body>\` under the current secret`),
 ];
 
 /** The document's `webhooks`: one POST a receiver gets per event type. */
@@ -63,7 +68,7 @@ export function webhooksSection(): Record<string, unknown> {
           post: {
             operationId: `webhook_${type.replace(/\./g, "_")}`,
             summary: type,
-            description: `${about} Signed twice: Standard Webhooks v1 and the X-Webhook-Signature of the body.`,
+            description: `${about} Signed with Standard Webhooks v1 (and the X-Webhook-Signature of the body where the endpoint's legacy_signature is on). An endpoint of format slack or discord gets a short message in place of this body: \`{"text": ...}\` (Discord: also \`content\`).`,
             tags: ["Webhooks"],
             security: [],
             parameters: HEADERS,

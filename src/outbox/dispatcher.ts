@@ -82,7 +82,9 @@ export function createDispatcher(deps: { db: Db; config: Config; log: Logger }):
     // a delete that committed since the claim rendered the row as its subscriber was (freezePayloads)
     const payload = (await renderPayload(db, row, config.baseUrl)) ?? (await frozenPayload(db, row.id));
     if (payload === null) {
-      await abandon(db, row, "its subscriber or waitlist no longer exists");
+      const reason = "its subscriber or waitlist no longer exists";
+      const logged = row.kind === "webhook" ? [logEntry(row, "failed", { status: null, ms: null, response: null, error: reason })] : [];
+      await abandon(db, row, reason, now(), logged);
       return;
     }
     // an email's rendering is kept with its outcome (one write an email, issue 45); a webhook's before it is sent,

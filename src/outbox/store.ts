@@ -61,6 +61,10 @@ export function enqueue(m: Message, onlyIf: SQL = sql`TRUE`, at = now()): { id: 
   };
 }
 
+/** Deletes what the outbox holds about a subscriber who is being erased, but the rows of `keep` (its deletion event). */
+export const forgetSubscriber = (subscriberId: string, keep: string[]): SQL =>
+  sql`DELETE FROM outbox WHERE (subscriber_id = ${subscriberId} OR related_id = ${subscriberId})${keep.length ? sql` AND event_id NOT IN ${keep}` : sql``}`;
+
 /** Which rows a claim takes: those of these events, these rows, an endpoint's rows about one subscriber, or any due. */
 export type Which = { events: string[] } | { rows: string[] } | { endpoint: string; subscriber: string } | null;
 

@@ -13,6 +13,7 @@ import { findSubscriber } from "./query";
 import { selectSubscribers, subscriberView, thankYouUrl, type SubscriberRow } from "./view";
 import { nothing, webhookEvent, type Dispatch } from "../outbox/events";
 import { envelope, freezePayloads } from "../outbox/render";
+import { forgetSubscriber } from "../outbox/store";
 
 const clean = (v: string | null) => (v?.trim() ? v.trim() : null);
 
@@ -77,7 +78,7 @@ export async function deleteSubscriber(db: Db, waitlist: Waitlist, idOrEmail: st
   // issue 47: erased, nothing that names them stays: their emails and events (sent or not) and the confirmation caps' record
   const erase = opts.erase
     ? [
-        sql`DELETE FROM outbox WHERE (subscriber_id = ${row.id} OR related_id = ${row.id})${out.ids.length ? sql` AND id NOT IN (${sql.join(out.ids.map((i) => sql`${i}`), sql`, `)})` : sql``}`,
+        forgetSubscriber(row.id, out.ids),
         sql`DELETE FROM confirmation_sends WHERE email = ${row.email}`,
       ]
     : [];

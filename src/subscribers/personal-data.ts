@@ -7,6 +7,7 @@ import type { Db } from "../db/db";
 import type { Waitlist } from "../http/api";
 import { email, nothing, webhookEvent, type Dispatch } from "../outbox/events";
 import { envelope } from "../outbox/render";
+import { forgetSubscriber } from "../outbox/store";
 import { lockLine } from "./lock";
 import { maskEmail } from "../log";
 import { selectSubscribers, subscriberView, type SubscriberRow } from "./view";
@@ -116,7 +117,7 @@ export async function pruneRetention(db: Db, dispatch: Dispatch, at = now()): Pr
             sql`UPDATE subscribers SET referrer_id = NULL WHERE referrer_id = ${s.id}`,
             sql`DELETE FROM subscribers WHERE id = ${s.id} AND access IN ('rejected', 'joined') RETURNING id`,
             ...out.statements,
-            sql`DELETE FROM outbox WHERE (subscriber_id = ${s.id} OR related_id = ${s.id})${out.ids.length ? sql` AND id NOT IN (${sql.join(out.ids.map((i) => sql`${i}`), sql`, `)})` : sql``}`,
+            forgetSubscriber(s.id, out.ids),
             sql`DELETE FROM confirmation_sends WHERE email = ${s.email}`,
           ]);
           ids.push(...out.ids);

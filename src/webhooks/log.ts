@@ -16,7 +16,7 @@ export const DELIVERIES_LIMIT = 100;
 /** A replay sends this many rows at once; the retry job takes the rest, a batch at a time. */
 export const REPLAY_AT_ONCE = 50;
 
-/** The log entry of one attempt (or skip), for the write that settles the row. */
+/** The log entry of one attempt (or skip), for the write that settles the row; none once the endpoint is deleted. */
 export function logEntry(
   row: Pick<OutboxRow, "id" | "endpoint_id" | "event_id" | "topic">,
   status: DeliveryStatus,
@@ -24,7 +24,9 @@ export function logEntry(
   at = now(),
 ): SQL {
   return sql`INSERT INTO webhook_deliveries (id, endpoint_id, outbox_id, event_id, event, status, status_code, latency_ms, response, error, attempted_at)
-    VALUES (${`del_${sortableToken(24)}`}, ${row.endpoint_id}, ${row.id}, ${row.event_id ?? row.id}, ${row.topic}, ${status}, ${attempt.status}, ${attempt.ms}, ${attempt.response}, ${attempt.error}, ${at})`;
+    SELECT ${`del_${sortableToken(24)}`}, id, ${row.id}, ${row.event_id ?? row.id}, ${row.topic}, ${status}, CAST(${attempt.status} AS integer), CAST(${attempt.ms} AS integer),
+      CAST(${attempt.response} AS text), CAST(${attempt.error} AS text), ${at}
+    FROM webhook_endpoints WHERE id = ${row.endpoint_id}`;
 }
 
 interface DeliveryRow {

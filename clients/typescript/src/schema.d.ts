@@ -966,7 +966,7 @@ export interface paths {
         put?: never;
         /**
          * Send a test webhook
-         * @description Posts a signed webhook.test event to the configured URL now (even while the webhook is disabled) and reports what the receiver answered. 409 while no URL is set.
+         * @description Posts a signed webhook.test event to the setting's URL (the first endpoint) now, even while it is disabled, and reports what the receiver answered. 409 while no URL is set.
          */
         post: operations["postApiV1WaitlistByWaitlistKeySettingsWebhookTest"];
         delete?: never;
@@ -986,9 +986,161 @@ export interface paths {
         put?: never;
         /**
          * Rotate the webhook signing secret
-         * @description Deliveries from now on (retries included) are signed with the new secret.
+         * @description The first endpoint's secret (POST .../webhooks/{id}/rotate-secret): X-Webhook-Signature uses the new one at once; the Standard Webhooks signature carries both for 24 hours.
          */
         post: operations["postApiV1WaitlistByWaitlistKeySettingsWebhookRotate-secret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/waitlist/{waitlistKey}/webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List webhook endpoints
+         * @description Oldest first; the first one is the settings' `webhook`. Secrets are shown by GET .../webhooks/{id}.
+         */
+        get: operations["getApiV1WaitlistByWaitlistKeyWebhooks"];
+        put?: never;
+        /**
+         * Add a webhook endpoint
+         * @description Up to 10 per waitlist (409 beyond). Every delivery carries Standard Webhooks v1 headers (webhook-id, webhook-timestamp, webhook-signature) signed with the endpoint's `secret`; `format` slack or discord sends a short message (`text`) in place of the event's JSON.
+         */
+        post: operations["postApiV1WaitlistByWaitlistKeyWebhooks"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/waitlist/{waitlistKey}/webhooks/{webhookId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a webhook endpoint
+         * @description With its signing secret.
+         */
+        get: operations["getApiV1WaitlistByWaitlistKeyWebhooksByWebhookId"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a webhook endpoint
+         * @description With its undelivered events and its delivery log.
+         */
+        delete: operations["deleteApiV1WaitlistByWaitlistKeyWebhooksByWebhookId"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a webhook endpoint
+         * @description Events for a disabled endpoint are kept as `skipped` in its log (a replay sends them); retries that came due while it was disabled are sent as soon as it is enabled again, until their schedule would have ended.
+         */
+        patch: operations["patchApiV1WaitlistByWaitlistKeyWebhooksByWebhookId"];
+        trace?: never;
+    };
+    "/api/v1/waitlist/{waitlistKey}/webhooks/{webhookId}/rotate-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate an endpoint's signing secret
+         * @description For 24 hours after, every delivery's webhook-signature carries a signature under each secret (space-separated), so a receiver switches over without a gap.
+         */
+        post: operations["postApiV1WaitlistByWaitlistKeyWebhooksByWebhookIdRotate-secret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/waitlist/{waitlistKey}/webhooks/{webhookId}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a test event
+         * @description A signed webhook.test event now, in the endpoint's format, even while it is disabled; not kept in its log.
+         */
+        post: operations["postApiV1WaitlistByWaitlistKeyWebhooksByWebhookIdTest"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/waitlist/{waitlistKey}/webhooks/{webhookId}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An endpoint's delivery log
+         * @description Every attempt, newest first, kept 30 days: delivered (2xx), retrying (failed, another attempt scheduled), failed (no more attempts), skipped (the endpoint was disabled).
+         */
+        get: operations["getApiV1WaitlistByWaitlistKeyWebhooksByWebhookIdDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/waitlist/{waitlistKey}/webhooks/{webhookId}/deliveries/{deliveryId}/retry": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a delivery's event again
+         * @description Now, with the same webhook-id; the attempt shows in the log. 409 while the endpoint is disabled or once the event is no longer kept (30 days).
+         */
+        post: operations["postApiV1WaitlistByWaitlistKeyWebhooksByWebhookIdDeliveriesByDeliveryIdRetry"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/waitlist/{waitlistKey}/webhooks/{webhookId}/replay": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send again every event since a time that is not delivered
+         * @description Failed, still retrying, or skipped while the endpoint was disabled: each is sent now (its webhook-id unchanged). 409 while the endpoint is disabled.
+         */
+        post: operations["postApiV1WaitlistByWaitlistKeyWebhooksByWebhookIdReplay"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1542,7 +1694,7 @@ export interface webhooks {
         put?: never;
         /**
          * subscriber.created
-         * @description A sign-up in line (confirmed at sign-up, without double opt-in), an import's row with notify, a bulk item. Signed twice: Standard Webhooks v1 and the X-Webhook-Signature of the body.
+         * @description A sign-up in line (confirmed at sign-up, without double opt-in), an import's row with notify, a bulk item. Signed with Standard Webhooks v1 (and the X-Webhook-Signature of the body where the endpoint's legacy_signature is on). An endpoint of format slack or discord gets a short message in place of this body: `{"text": ...}` (Discord: also `content`).
          */
         post: operations["webhook_subscriber_created"];
         delete?: never;
@@ -1562,7 +1714,7 @@ export interface webhooks {
         put?: never;
         /**
          * subscriber.pending
-         * @description A sign-up that waits for its email's confirmation (double opt-in). Signed twice: Standard Webhooks v1 and the X-Webhook-Signature of the body.
+         * @description A sign-up that waits for its email's confirmation (double opt-in). Signed with Standard Webhooks v1 (and the X-Webhook-Signature of the body where the endpoint's legacy_signature is on). An endpoint of format slack or discord gets a short message in place of this body: `{"text": ...}` (Discord: also `content`).
          */
         post: operations["webhook_subscriber_pending"];
         delete?: never;
@@ -1582,7 +1734,7 @@ export interface webhooks {
         put?: never;
         /**
          * subscriber.confirmed
-         * @description A pending subscriber confirmed their email. Signed twice: Standard Webhooks v1 and the X-Webhook-Signature of the body.
+         * @description A pending subscriber confirmed their email. Signed with Standard Webhooks v1 (and the X-Webhook-Signature of the body where the endpoint's legacy_signature is on). An endpoint of format slack or discord gets a short message in place of this body: `{"text": ...}` (Discord: also `content`).
          */
         post: operations["webhook_subscriber_confirmed"];
         delete?: never;
@@ -1602,7 +1754,7 @@ export interface webhooks {
         put?: never;
         /**
          * subscriber.updated
-         * @description PUT on the subscriber, or their tags changed. Signed twice: Standard Webhooks v1 and the X-Webhook-Signature of the body.
+         * @description PUT on the subscriber, or their tags changed. Signed with Standard Webhooks v1 (and the X-Webhook-Signature of the body where the endpoint's legacy_signature is on). An endpoint of format slack or discord gets a short message in place of this body: `{"text": ...}` (Discord: also `content`).
          */
         post: operations["webhook_subscriber_updated"];
         delete?: never;
@@ -1622,7 +1774,7 @@ export interface webhooks {
         put?: never;
         /**
          * subscriber.deleted
-         * @description The subscriber as they were; erased (DELETE ?erase=true, or retention_days): only their id. Signed twice: Standard Webhooks v1 and the X-Webhook-Signature of the body.
+         * @description The subscriber as they were; erased (DELETE ?erase=true, or retention_days): only their id. Signed with Standard Webhooks v1 (and the X-Webhook-Signature of the body where the endpoint's legacy_signature is on). An endpoint of format slack or discord gets a short message in place of this body: `{"text": ...}` (Discord: also `content`).
          */
         post: operations["webhook_subscriber_deleted"];
         delete?: never;
@@ -1642,7 +1794,7 @@ export interface webhooks {
         put?: never;
         /**
          * referral.credited
-         * @description A referral counted for its referrer (at the referee's sign-up, or their confirmation with double opt-in). Signed twice: Standard Webhooks v1 and the X-Webhook-Signature of the body.
+         * @description A referral counted for its referrer (at the referee's sign-up, or their confirmation with double opt-in). Signed with Standard Webhooks v1 (and the X-Webhook-Signature of the body where the endpoint's legacy_signature is on). An endpoint of format slack or discord gets a short message in place of this body: `{"text": ...}` (Discord: also `content`).
          */
         post: operations["webhook_referral_credited"];
         delete?: never;
@@ -1662,7 +1814,7 @@ export interface webhooks {
         put?: never;
         /**
          * milestone.reached
-         * @description A referrer reached a milestone's number of referrals. Signed twice: Standard Webhooks v1 and the X-Webhook-Signature of the body.
+         * @description A referrer reached a milestone's number of referrals. Signed with Standard Webhooks v1 (and the X-Webhook-Signature of the body where the endpoint's legacy_signature is on). An endpoint of format slack or discord gets a short message in place of this body: `{"text": ...}` (Discord: also `content`).
          */
         post: operations["webhook_milestone_reached"];
         delete?: never;
@@ -1682,7 +1834,7 @@ export interface webhooks {
         put?: never;
         /**
          * subscriber.invited
-         * @description Let in on launch day (POST .../subscribers/invite). Signed twice: Standard Webhooks v1 and the X-Webhook-Signature of the body.
+         * @description Let in on launch day (POST .../subscribers/invite). Signed with Standard Webhooks v1 (and the X-Webhook-Signature of the body where the endpoint's legacy_signature is on). An endpoint of format slack or discord gets a short message in place of this body: `{"text": ...}` (Discord: also `content`).
          */
         post: operations["webhook_subscriber_invited"];
         delete?: never;
@@ -1702,7 +1854,7 @@ export interface webhooks {
         put?: never;
         /**
          * subscriber.joined
-         * @description An invited subscriber accepted. Signed twice: Standard Webhooks v1 and the X-Webhook-Signature of the body.
+         * @description An invited subscriber accepted. Signed with Standard Webhooks v1 (and the X-Webhook-Signature of the body where the endpoint's legacy_signature is on). An endpoint of format slack or discord gets a short message in place of this body: `{"text": ...}` (Discord: also `content`).
          */
         post: operations["webhook_subscriber_joined"];
         delete?: never;
@@ -1722,7 +1874,7 @@ export interface webhooks {
         put?: never;
         /**
          * subscriber.rejected
-         * @description Taken out of the line. Signed twice: Standard Webhooks v1 and the X-Webhook-Signature of the body.
+         * @description Taken out of the line. Signed with Standard Webhooks v1 (and the X-Webhook-Signature of the body where the endpoint's legacy_signature is on). An endpoint of format slack or discord gets a short message in place of this body: `{"text": ...}` (Discord: also `content`).
          */
         post: operations["webhook_subscriber_rejected"];
         delete?: never;
@@ -1742,7 +1894,7 @@ export interface webhooks {
         put?: never;
         /**
          * subscriber.unsubscribed
-         * @description They stopped the emails. Signed twice: Standard Webhooks v1 and the X-Webhook-Signature of the body.
+         * @description They stopped the emails. Signed with Standard Webhooks v1 (and the X-Webhook-Signature of the body where the endpoint's legacy_signature is on). An endpoint of format slack or discord gets a short message in place of this body: `{"text": ...}` (Discord: also `content`).
          */
         post: operations["webhook_subscriber_unsubscribed"];
         delete?: never;
@@ -1762,7 +1914,7 @@ export interface webhooks {
         put?: never;
         /**
          * subscriber.bounced
-         * @description Their address bounced. Signed twice: Standard Webhooks v1 and the X-Webhook-Signature of the body.
+         * @description Their address bounced. Signed with Standard Webhooks v1 (and the X-Webhook-Signature of the body where the endpoint's legacy_signature is on). An endpoint of format slack or discord gets a short message in place of this body: `{"text": ...}` (Discord: also `content`).
          */
         post: operations["webhook_subscriber_bounced"];
         delete?: never;
@@ -1782,7 +1934,7 @@ export interface webhooks {
         put?: never;
         /**
          * subscriber.complained
-         * @description They marked an email as spam. Signed twice: Standard Webhooks v1 and the X-Webhook-Signature of the body.
+         * @description They marked an email as spam. Signed with Standard Webhooks v1 (and the X-Webhook-Signature of the body where the endpoint's legacy_signature is on). An endpoint of format slack or discord gets a short message in place of this body: `{"text": ...}` (Discord: also `content`).
          */
         post: operations["webhook_subscriber_complained"];
         delete?: never;
@@ -1802,7 +1954,7 @@ export interface webhooks {
         put?: never;
         /**
          * webhook.test
-         * @description Sent by POST .../settings/webhook/test. Signed twice: Standard Webhooks v1 and the X-Webhook-Signature of the body.
+         * @description Sent by POST .../webhooks/{id}/test and .../settings/webhook/test. Signed with Standard Webhooks v1 (and the X-Webhook-Signature of the body where the endpoint's legacy_signature is on). An endpoint of format slack or discord gets a short message in place of this body: `{"text": ...}` (Discord: also `content`).
          */
         post: operations["webhook_webhook_test"];
         delete?: never;
@@ -13277,6 +13429,1851 @@ export interface operations {
             };
         };
     };
+    getApiV1WaitlistByWaitlistKeyWebhooks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                waitlistKey: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Response for status 200 */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        success: boolean;
+                        data: {
+                            webhooks: {
+                                id: string;
+                                url: string;
+                                description: string | null;
+                                /** @description The event types sent to it; empty: every type */
+                                events: string[];
+                                enabled: boolean;
+                                /** @enum {string} */
+                                format: "json" | "slack" | "discord";
+                                /** @description Also the X-Webhook-* headers (HMAC-SHA256 hex of the body) beside Standard Webhooks' */
+                                legacy_signature: boolean;
+                                /** @description Why it was switched off by the service (after 5 days of failures) */
+                                disabled_reason: string | null;
+                                /** @description Unix ms of the first failed attempt since its last delivery */
+                                failing_since: number | null;
+                                created_at: number;
+                                updated_at: number;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description Error: `error` is the status text */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        statusCode: number;
+                        error: string;
+                        message: string;
+                        data?: {
+                            retry_after: number;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `error` is the status text */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        statusCode: number;
+                        error: string;
+                        message: string;
+                        data?: {
+                            retry_after: number;
+                        };
+                    };
+                };
+            };
+            /** @description The request body is larger than 1 MB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        statusCode: number;
+                        error: string;
+                        message: string;
+                        data?: {
+                            retry_after: number;
+                        };
+                    };
+                };
+            };
+            /** @description Rate limit exceeded: retry after data.retry_after seconds */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        statusCode: 429;
+                        error: string;
+                        message: string;
+                        data: {
+                            retry_after: number;
+                        };
+                    };
+                };
+            };
+            /** @description Server error (logged with the request id) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        statusCode: number;
+                        error: string;
+                        message: string;
+                        data?: {
+                            retry_after: number;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    postApiV1WaitlistByWaitlistKeyWebhooks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                waitlistKey: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description http(s) URL the events are POSTed to */
+                    url: string;
+                    description?: string | null;
+                    /** @description Only these event types; empty or omitted: every type */
+                    events?: ("subscriber.created" | "subscriber.pending" | "subscriber.confirmed" | "subscriber.updated" | "subscriber.deleted" | "referral.credited" | "milestone.reached" | "subscriber.invited" | "subscriber.joined" | "subscriber.rejected" | "subscriber.unsubscribed" | "subscriber.bounced" | "subscriber.complained")[];
+                    enabled?: boolean;
+                    /** @enum {string} */
+                    format?: "json" | "slack" | "discord";
+                    legacy_signature?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Response for status 201 */
+            201: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        success: boolean;
+                        data: {
+                            webhook: {
+                                id: string;
+                                url: string;
+                                description: string | null;
+                                /** @description The event types sent to it; empty: every type */
+                                events: string[];
+                                enabled: boolean;
+                                /** @enum {string} */
+                                format: "json" | "slack" | "discord";
+                                /** @description Also the X-Webhook-* headers (HMAC-SHA256 hex of the body) beside Standard Webhooks' */
+                                legacy_signature: boolean;
+                                /** @description Why it was switched off by the service (after 5 days of failures) */
+                                disabled_reason: string | null;
+                                /** @description Unix ms of the first failed attempt since its last delivery */
+                                failing_since: number | null;
+                                created_at: number;
+                                updated_at: number;
+                                /** @description whsec_...: the Standard Webhooks signing secret */
+                                secret: string;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description Error: `error` is the status text */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        statusCode: number;
+                        error: string;
+                        message: string;
+                        data?: {
+                            retry_after: number;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `error` is the status text */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        statusCode: number;
+                        error: string;
+                        message: string;
+                        data?: {
+                            retry_after: number;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `error` is the status text */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        statusCode: number;
+                        error: string;
+                        message: string;
+                        data?: {
+                            retry_after: number;
+                        };
+                    };
+                };
+            };
+            /** @description The request body did not arrive in time */
+            408: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        statusCode: number;
+                        error: string;
+                        message: string;
+                        data?: {
+                            retry_after: number;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `error` is the status text */
+            409: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        statusCode: number;
+                        error: string;
+                        message: string;
+                        data?: {
+                            retry_after: number;
+                        };
+                    };
+                };
+            };
+            /** @description The request body is larger than 1 MB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        statusCode: number;
+                        error: string;
+                        message: string;
+                        data?: {
+                            retry_after: number;
+                        };
+                    };
+                };
+            };
+            /** @description Rate limit exceeded: retry after data.retry_after seconds */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        statusCode: 429;
+                        error: string;
+                        message: string;
+                        data: {
+                            retry_after: number;
+                        };
+                    };
+                };
+            };
+            /** @description Server error (logged with the request id) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        statusCode: number;
+                        error: string;
+                        message: string;
+                        data?: {
+                            retry_after: number;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    getApiV1WaitlistByWaitlistKeyWebhooksByWebhookId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                waitlistKey: string;
+                webhookId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Response for status 200 */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        success: boolean;
+                        data: {
+                            webhook: {
+                                id: string;
+                                url: string;
+                                description: string | null;
+                                /** @description The event types sent to it; empty: every type */
+                                events: string[];
+                                enabled: boolean;
+                                /** @enum {string} */
+                                format: "json" | "slack" | "discord";
+                                /** @description Also the X-Webhook-* headers (HMAC-SHA256 hex of the body) beside Standard Webhooks' */
+                                legacy_signature: boolean;
+                                /** @description Why it was switched off by the service (after 5 days of failures) */
+                                disabled_reason: string | null;
+                                /** @description Unix ms of the first failed attempt since its last delivery */
+                                failing_since: number | null;
+                                created_at: number;
+                                updated_at: number;
+                                /** @description whsec_...: the Standard Webhooks signing secret */
+                                secret: string;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description Error: `error` is the status text */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        statusCode: number;
+                        error: string;
+                        message: string;
+                        data?: {
+                            retry_after: number;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `error` is the status text */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        statusCode: number;
+                        error: string;
+                        message: string;
+                        data?: {
+                            retry_after: number;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `error` is the status text */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        statusCode: number;
+                        error: string;
+                        message: string;
+                        data?: {
+                            retry_after: number;
+                        };
+                    };
+                };
+            };
+            /** @description The request body is larger than 1 MB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        statusCode: number;
+                        error: string;
+                        message: string;
+                        data?: {
+                            retry_after: number;
+                        };
+                    };
+                };
+            };
+            /** @description Rate limit exceeded: retry after data.retry_after seconds */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        statusCode: 429;
+                        error: string;
+                        message: string;
+                        data: {
+                            retry_after: number;
+                        };
+                    };
+                };
+            };
+            /** @description Server error (logged with the request id) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        statusCode: number;
+                        error: string;
+                        message: string;
+                        data?: {
+                            retry_after: number;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    deleteApiV1WaitlistByWaitlistKeyWebhooksByWebhookId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                waitlistKey: string;
+                webhookId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Response for status 200 */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        success: boolean;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Bad request: the message names the field */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        statusCode: number;
+                        error: string;
+                        message: string;
+                        data?: {
+                            retry_after: number;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `error` is the status text */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        statusCode: number;
+                        error: string;
+                        message: string;
+                        data?: {
+                            retry_after: number;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `error` is the status text */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        statusCode: number;
+                        error: string;
+                        message: string;
+                        data?: {
+                            retry_after: number;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `error` is the status text */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        statusCode: number;
+                        error: string;
+                        message: string;
+                        data?: {
+                            retry_after: number;
+                        };
+                    };
+                };
+            };
+            /** @description The request body did not arrive in time */
+            408: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        statusCode: number;
+                        error: string;
+                        message: string;
+                        data?: {
+                            retry_after: number;
+                        };
+                    };
+                };
+            };
+            /** @description The request body is larger than 1 MB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        statusCode: number;
+                        error: string;
+                        message: string;
+                        data?: {
+                            retry_after: number;
+                        };
+                    };
+                };
+            };
+            /** @description Rate limit exceeded: retry after data.retry_after seconds */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        statusCode: 429;
+                        error: string;
+                        message: string;
+                        data: {
+                            retry_after: number;
+                        };
+                    };
+                };
+            };
+            /** @description Server error (logged with the request id) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        statusCode: number;
+                        error: string;
+                        message: string;
+                        data?: {
+                            retry_after: number;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    patchApiV1WaitlistByWaitlistKeyWebhooksByWebhookId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                waitlistKey: string;
+                webhookId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description http(s) URL the events are POSTed to */
+                    url?: string;
+                    description?: string | null;
+                    /** @description Only these event types; empty or omitted: every type */
+                    events?: ("subscriber.created" | "subscriber.pending" | "subscriber.confirmed" | "subscriber.updated" | "subscriber.deleted" | "referral.credited" | "milestone.reached" | "subscriber.invited" | "subscriber.joined" | "subscriber.rejected" | "subscriber.unsubscribed" | "subscriber.bounced" | "subscriber.complained")[];
+                    enabled?: boolean;
+                    /** @enum {string} */
+                    format?: "json" | "slack" | "discord";
+                    legacy_signature?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Response for status 200 */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        success: boolean;
+                        data: {
+                            webhook: {
+                                id: string;
+                                url: string;
+                                description: string | null;
+                                /** @description The event types sent to it; empty: every type */
+                                events: string[];
+                                enabled: boolean;
+                                /** @enum {string} */
+                                format: "json" | "slack" | "discord";
+                                /** @description Also the X-Webhook-* headers (HMAC-SHA256 hex of the body) beside Standard Webhooks' */
+                                legacy_signature: boolean;
+                                /** @description Why it was switched off by the service (after 5 days of failures) */
+                                disabled_reason: string | null;
+                                /** @description Unix ms of the first failed attempt since its last delivery */
+                                failing_since: number | null;
+                                created_at: number;
+                                updated_at: number;
+                                /** @description whsec_...: the Standard Webhooks signing secret */
+                                secret: string;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description Error: `error` is the status text */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        statusCode: number;
+                        error: string;
+                        message: string;
+                        data?: {
+                            retry_after: number;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `error` is the status text */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        statusCode: number;
+                        error: string;
+                        message: string;
+                        data?: {
+                            retry_after: number;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `error` is the status text */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        statusCode: number;
+                        error: string;
+                        message: string;
+                        data?: {
+                            retry_after: number;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `error` is the status text */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        statusCode: number;
+                        error: string;
+                        message: string;
+                        data?: {
+                            retry_after: number;
+                        };
+                    };
+                };
+            };
+            /** @description The request body did not arrive in time */
+            408: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        statusCode: number;
+                        error: string;
+                        message: string;
+                        data?: {
+                            retry_after: number;
+                        };
+                    };
+                };
+            };
+            /** @description The request body is larger than 1 MB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        statusCode: number;
+                        error: string;
+                        message: string;
+                        data?: {
+                            retry_after: number;
+                        };
+                    };
+                };
+            };
+            /** @description Rate limit exceeded: retry after data.retry_after seconds */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        statusCode: 429;
+                        error: string;
+                        message: string;
+                        data: {
+                            retry_after: number;
+                        };
+                    };
+                };
+            };
+            /** @description Server error (logged with the request id) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        statusCode: number;
+                        error: string;
+                        message: string;
+                        data?: {
+                            retry_after: number;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    "postApiV1WaitlistByWaitlistKeyWebhooksByWebhookIdRotate-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                waitlistKey: string;
+                webhookId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Response for status 200 */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        success: boolean;
+                        data: {
+                            secret: string;
+                        };
+                    };
+                };
+            };
+            /** @description Bad request: the message names the field */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        statusCode: number;
+                        error: string;
+                        message: string;
+                        data?: {
+                            retry_after: number;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `error` is the status text */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        statusCode: number;
+                        error: string;
+                        message: string;
+                        data?: {
+                            retry_after: number;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `error` is the status text */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        statusCode: number;
+                        error: string;
+                        message: string;
+                        data?: {
+                            retry_after: number;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `error` is the status text */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        statusCode: number;
+                        error: string;
+                        message: string;
+                        data?: {
+                            retry_after: number;
+                        };
+                    };
+                };
+            };
+            /** @description The request body did not arrive in time */
+            408: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        statusCode: number;
+                        error: string;
+                        message: string;
+                        data?: {
+                            retry_after: number;
+                        };
+                    };
+                };
+            };
+            /** @description The request body is larger than 1 MB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        statusCode: number;
+                        error: string;
+                        message: string;
+                        data?: {
+                            retry_after: number;
+                        };
+                    };
+                };
+            };
+            /** @description Rate limit exceeded: retry after data.retry_after seconds */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        statusCode: 429;
+                        error: string;
+                        message: string;
+                        data: {
+                            retry_after: number;
+                        };
+                    };
+                };
+            };
+            /** @description Server error (logged with the request id) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        statusCode: number;
+                        error: string;
+                        message: string;
+                        data?: {
+                            retry_after: number;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    postApiV1WaitlistByWaitlistKeyWebhooksByWebhookIdTest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                waitlistKey: string;
+                webhookId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Response for status 200 */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        success: boolean;
+                        data: {
+                            event_id: string;
+                            delivered: boolean;
+                            status: number | null;
+                            error: string | null;
+                            duration_ms: number;
+                        };
+                    };
+                };
+            };
+            /** @description Bad request: the message names the field */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        statusCode: number;
+                        error: string;
+                        message: string;
+                        data?: {
+                            retry_after: number;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `error` is the status text */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        statusCode: number;
+                        error: string;
+                        message: string;
+                        data?: {
+                            retry_after: number;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `error` is the status text */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        statusCode: number;
+                        error: string;
+                        message: string;
+                        data?: {
+                            retry_after: number;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `error` is the status text */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        statusCode: number;
+                        error: string;
+                        message: string;
+                        data?: {
+                            retry_after: number;
+                        };
+                    };
+                };
+            };
+            /** @description The request body did not arrive in time */
+            408: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        statusCode: number;
+                        error: string;
+                        message: string;
+                        data?: {
+                            retry_after: number;
+                        };
+                    };
+                };
+            };
+            /** @description The request body is larger than 1 MB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        statusCode: number;
+                        error: string;
+                        message: string;
+                        data?: {
+                            retry_after: number;
+                        };
+                    };
+                };
+            };
+            /** @description Rate limit exceeded: retry after data.retry_after seconds */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        statusCode: 429;
+                        error: string;
+                        message: string;
+                        data: {
+                            retry_after: number;
+                        };
+                    };
+                };
+            };
+            /** @description Server error (logged with the request id) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        statusCode: number;
+                        error: string;
+                        message: string;
+                        data?: {
+                            retry_after: number;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    getApiV1WaitlistByWaitlistKeyWebhooksByWebhookIdDeliveries: {
+        parameters: {
+            query?: {
+                status?: "delivered" | "failed" | "retrying" | "skipped";
+                event?: "subscriber.created" | "subscriber.pending" | "subscriber.confirmed" | "subscriber.updated" | "subscriber.deleted" | "referral.credited" | "milestone.reached" | "subscriber.invited" | "subscriber.joined" | "subscriber.rejected" | "subscriber.unsubscribed" | "subscriber.bounced" | "subscriber.complained";
+                since?: string;
+                before?: string;
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                waitlistKey: string;
+                webhookId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Response for status 200 */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        success: boolean;
+                        data: {
+                            deliveries: {
+                                id: string;
+                                /** @description The event's webhook-id (the same on every attempt and endpoint) */
+                                event_id: string;
+                                event: string;
+                                /** @enum {string} */
+                                status: "delivered" | "failed" | "retrying" | "skipped";
+                                status_code: number | null;
+                                latency_ms: number | null;
+                                /** @description The first 1 KB of the receiver's answer */
+                                response: string | null;
+                                error: string | null;
+                                /** @description Unix ms */
+                                attempted_at: number;
+                            }[];
+                            next_cursor: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `error` is the status text */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        statusCode: number;
+                        error: string;
+                        message: string;
+                        data?: {
+                            retry_after: number;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `error` is the status text */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        statusCode: number;
+                        error: string;
+                        message: string;
+                        data?: {
+                            retry_after: number;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `error` is the status text */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        statusCode: number;
+                        error: string;
+                        message: string;
+                        data?: {
+                            retry_after: number;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `error` is the status text */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        statusCode: number;
+                        error: string;
+                        message: string;
+                        data?: {
+                            retry_after: number;
+                        };
+                    };
+                };
+            };
+            /** @description The request body is larger than 1 MB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        statusCode: number;
+                        error: string;
+                        message: string;
+                        data?: {
+                            retry_after: number;
+                        };
+                    };
+                };
+            };
+            /** @description Rate limit exceeded: retry after data.retry_after seconds */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        statusCode: 429;
+                        error: string;
+                        message: string;
+                        data: {
+                            retry_after: number;
+                        };
+                    };
+                };
+            };
+            /** @description Server error (logged with the request id) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        statusCode: number;
+                        error: string;
+                        message: string;
+                        data?: {
+                            retry_after: number;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    postApiV1WaitlistByWaitlistKeyWebhooksByWebhookIdDeliveriesByDeliveryIdRetry: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                waitlistKey: string;
+                webhookId: string;
+                deliveryId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Response for status 202 */
+            202: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        success: boolean;
+                        data: {
+                            event_id: string;
+                        };
+                    };
+                };
+            };
+            /** @description Bad request: the message names the field */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        statusCode: number;
+                        error: string;
+                        message: string;
+                        data?: {
+                            retry_after: number;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `error` is the status text */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        statusCode: number;
+                        error: string;
+                        message: string;
+                        data?: {
+                            retry_after: number;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `error` is the status text */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        statusCode: number;
+                        error: string;
+                        message: string;
+                        data?: {
+                            retry_after: number;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `error` is the status text */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        statusCode: number;
+                        error: string;
+                        message: string;
+                        data?: {
+                            retry_after: number;
+                        };
+                    };
+                };
+            };
+            /** @description The request body did not arrive in time */
+            408: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        statusCode: number;
+                        error: string;
+                        message: string;
+                        data?: {
+                            retry_after: number;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `error` is the status text */
+            409: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        statusCode: number;
+                        error: string;
+                        message: string;
+                        data?: {
+                            retry_after: number;
+                        };
+                    };
+                };
+            };
+            /** @description The request body is larger than 1 MB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        statusCode: number;
+                        error: string;
+                        message: string;
+                        data?: {
+                            retry_after: number;
+                        };
+                    };
+                };
+            };
+            /** @description Rate limit exceeded: retry after data.retry_after seconds */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        statusCode: 429;
+                        error: string;
+                        message: string;
+                        data: {
+                            retry_after: number;
+                        };
+                    };
+                };
+            };
+            /** @description Server error (logged with the request id) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        statusCode: number;
+                        error: string;
+                        message: string;
+                        data?: {
+                            retry_after: number;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    postApiV1WaitlistByWaitlistKeyWebhooksByWebhookIdReplay: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                waitlistKey: string;
+                webhookId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    since: number | string;
+                };
+            };
+        };
+        responses: {
+            /** @description Response for status 202 */
+            202: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        success: boolean;
+                        data: {
+                            /** @description How many events are sent again */
+                            replayed: number;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `error` is the status text */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        statusCode: number;
+                        error: string;
+                        message: string;
+                        data?: {
+                            retry_after: number;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `error` is the status text */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        statusCode: number;
+                        error: string;
+                        message: string;
+                        data?: {
+                            retry_after: number;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `error` is the status text */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        statusCode: number;
+                        error: string;
+                        message: string;
+                        data?: {
+                            retry_after: number;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `error` is the status text */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        statusCode: number;
+                        error: string;
+                        message: string;
+                        data?: {
+                            retry_after: number;
+                        };
+                    };
+                };
+            };
+            /** @description The request body did not arrive in time */
+            408: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        statusCode: number;
+                        error: string;
+                        message: string;
+                        data?: {
+                            retry_after: number;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `error` is the status text */
+            409: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        statusCode: number;
+                        error: string;
+                        message: string;
+                        data?: {
+                            retry_after: number;
+                        };
+                    };
+                };
+            };
+            /** @description The request body is larger than 1 MB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        statusCode: number;
+                        error: string;
+                        message: string;
+                        data?: {
+                            retry_after: number;
+                        };
+                    };
+                };
+            };
+            /** @description Rate limit exceeded: retry after data.retry_after seconds */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        statusCode: 429;
+                        error: string;
+                        message: string;
+                        data: {
+                            retry_after: number;
+                        };
+                    };
+                };
+            };
+            /** @description Server error (logged with the request id) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        statusCode: number;
+                        error: string;
+                        message: string;
+                        data?: {
+                            retry_after: number;
+                        };
+                    };
+                };
+            };
+        };
+    };
     "getApiV1WaitlistByWaitlistKeyLanding-page": {
         parameters: {
             query?: never;
@@ -17126,20 +19123,20 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description Standard Webhooks: the event's id, the same on every retry (deduplicate on it) */
+                /** @description Standard Webhooks: the event's id, the same on every retry and at every endpoint (deduplicate on it) */
                 "webhook-id": string;
                 /** @description Standard Webhooks: the attempt's time, Unix seconds */
                 "webhook-timestamp": string;
-                /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of id.timestamp.body>` under the whsec_ secret */
+                /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of id.timestamp.body>` under the endpoint's whsec_ secret; for 24 hours after a rotation, one under each secret, space-separated */
                 "webhook-signature": string;
-                /** @description The event's id */
-                "X-Webhook-Id": string;
-                /** @description The event's type */
-                "X-Webhook-Event": string;
-                /** @description The event's created_at, Unix ms */
-                "X-Webhook-Timestamp": string;
-                /** @description `sha256=<hex HMAC-SHA256 of the raw body>` under the signing secret */
-                "X-Webhook-Signature": string;
+                /** @description Only to an endpoint with legacy_signature on (the one made from the settings' webhook): the event's id */
+                "X-Webhook-Id"?: string;
+                /** @description Only to an endpoint with legacy_signature on (the one made from the settings' webhook): the event's type */
+                "X-Webhook-Event"?: string;
+                /** @description Only to an endpoint with legacy_signature on (the one made from the settings' webhook): the event's created_at, Unix ms */
+                "X-Webhook-Timestamp"?: string;
+                /** @description Only to an endpoint with legacy_signature on (the one made from the settings' webhook): `sha256=<hex HMAC-SHA256 of the raw body>` under the current secret */
+                "X-Webhook-Signature"?: string;
             };
             path?: never;
             cookie?: never;
@@ -17232,20 +19229,20 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description Standard Webhooks: the event's id, the same on every retry (deduplicate on it) */
+                /** @description Standard Webhooks: the event's id, the same on every retry and at every endpoint (deduplicate on it) */
                 "webhook-id": string;
                 /** @description Standard Webhooks: the attempt's time, Unix seconds */
                 "webhook-timestamp": string;
-                /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of id.timestamp.body>` under the whsec_ secret */
+                /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of id.timestamp.body>` under the endpoint's whsec_ secret; for 24 hours after a rotation, one under each secret, space-separated */
                 "webhook-signature": string;
-                /** @description The event's id */
-                "X-Webhook-Id": string;
-                /** @description The event's type */
-                "X-Webhook-Event": string;
-                /** @description The event's created_at, Unix ms */
-                "X-Webhook-Timestamp": string;
-                /** @description `sha256=<hex HMAC-SHA256 of the raw body>` under the signing secret */
-                "X-Webhook-Signature": string;
+                /** @description Only to an endpoint with legacy_signature on (the one made from the settings' webhook): the event's id */
+                "X-Webhook-Id"?: string;
+                /** @description Only to an endpoint with legacy_signature on (the one made from the settings' webhook): the event's type */
+                "X-Webhook-Event"?: string;
+                /** @description Only to an endpoint with legacy_signature on (the one made from the settings' webhook): the event's created_at, Unix ms */
+                "X-Webhook-Timestamp"?: string;
+                /** @description Only to an endpoint with legacy_signature on (the one made from the settings' webhook): `sha256=<hex HMAC-SHA256 of the raw body>` under the current secret */
+                "X-Webhook-Signature"?: string;
             };
             path?: never;
             cookie?: never;
@@ -17338,20 +19335,20 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description Standard Webhooks: the event's id, the same on every retry (deduplicate on it) */
+                /** @description Standard Webhooks: the event's id, the same on every retry and at every endpoint (deduplicate on it) */
                 "webhook-id": string;
                 /** @description Standard Webhooks: the attempt's time, Unix seconds */
                 "webhook-timestamp": string;
-                /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of id.timestamp.body>` under the whsec_ secret */
+                /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of id.timestamp.body>` under the endpoint's whsec_ secret; for 24 hours after a rotation, one under each secret, space-separated */
                 "webhook-signature": string;
-                /** @description The event's id */
-                "X-Webhook-Id": string;
-                /** @description The event's type */
-                "X-Webhook-Event": string;
-                /** @description The event's created_at, Unix ms */
-                "X-Webhook-Timestamp": string;
-                /** @description `sha256=<hex HMAC-SHA256 of the raw body>` under the signing secret */
-                "X-Webhook-Signature": string;
+                /** @description Only to an endpoint with legacy_signature on (the one made from the settings' webhook): the event's id */
+                "X-Webhook-Id"?: string;
+                /** @description Only to an endpoint with legacy_signature on (the one made from the settings' webhook): the event's type */
+                "X-Webhook-Event"?: string;
+                /** @description Only to an endpoint with legacy_signature on (the one made from the settings' webhook): the event's created_at, Unix ms */
+                "X-Webhook-Timestamp"?: string;
+                /** @description Only to an endpoint with legacy_signature on (the one made from the settings' webhook): `sha256=<hex HMAC-SHA256 of the raw body>` under the current secret */
+                "X-Webhook-Signature"?: string;
             };
             path?: never;
             cookie?: never;
@@ -17444,20 +19441,20 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description Standard Webhooks: the event's id, the same on every retry (deduplicate on it) */
+                /** @description Standard Webhooks: the event's id, the same on every retry and at every endpoint (deduplicate on it) */
                 "webhook-id": string;
                 /** @description Standard Webhooks: the attempt's time, Unix seconds */
                 "webhook-timestamp": string;
-                /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of id.timestamp.body>` under the whsec_ secret */
+                /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of id.timestamp.body>` under the endpoint's whsec_ secret; for 24 hours after a rotation, one under each secret, space-separated */
                 "webhook-signature": string;
-                /** @description The event's id */
-                "X-Webhook-Id": string;
-                /** @description The event's type */
-                "X-Webhook-Event": string;
-                /** @description The event's created_at, Unix ms */
-                "X-Webhook-Timestamp": string;
-                /** @description `sha256=<hex HMAC-SHA256 of the raw body>` under the signing secret */
-                "X-Webhook-Signature": string;
+                /** @description Only to an endpoint with legacy_signature on (the one made from the settings' webhook): the event's id */
+                "X-Webhook-Id"?: string;
+                /** @description Only to an endpoint with legacy_signature on (the one made from the settings' webhook): the event's type */
+                "X-Webhook-Event"?: string;
+                /** @description Only to an endpoint with legacy_signature on (the one made from the settings' webhook): the event's created_at, Unix ms */
+                "X-Webhook-Timestamp"?: string;
+                /** @description Only to an endpoint with legacy_signature on (the one made from the settings' webhook): `sha256=<hex HMAC-SHA256 of the raw body>` under the current secret */
+                "X-Webhook-Signature"?: string;
             };
             path?: never;
             cookie?: never;
@@ -17550,20 +19547,20 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description Standard Webhooks: the event's id, the same on every retry (deduplicate on it) */
+                /** @description Standard Webhooks: the event's id, the same on every retry and at every endpoint (deduplicate on it) */
                 "webhook-id": string;
                 /** @description Standard Webhooks: the attempt's time, Unix seconds */
                 "webhook-timestamp": string;
-                /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of id.timestamp.body>` under the whsec_ secret */
+                /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of id.timestamp.body>` under the endpoint's whsec_ secret; for 24 hours after a rotation, one under each secret, space-separated */
                 "webhook-signature": string;
-                /** @description The event's id */
-                "X-Webhook-Id": string;
-                /** @description The event's type */
-                "X-Webhook-Event": string;
-                /** @description The event's created_at, Unix ms */
-                "X-Webhook-Timestamp": string;
-                /** @description `sha256=<hex HMAC-SHA256 of the raw body>` under the signing secret */
-                "X-Webhook-Signature": string;
+                /** @description Only to an endpoint with legacy_signature on (the one made from the settings' webhook): the event's id */
+                "X-Webhook-Id"?: string;
+                /** @description Only to an endpoint with legacy_signature on (the one made from the settings' webhook): the event's type */
+                "X-Webhook-Event"?: string;
+                /** @description Only to an endpoint with legacy_signature on (the one made from the settings' webhook): the event's created_at, Unix ms */
+                "X-Webhook-Timestamp"?: string;
+                /** @description Only to an endpoint with legacy_signature on (the one made from the settings' webhook): `sha256=<hex HMAC-SHA256 of the raw body>` under the current secret */
+                "X-Webhook-Signature"?: string;
             };
             path?: never;
             cookie?: never;
@@ -17664,20 +19661,20 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description Standard Webhooks: the event's id, the same on every retry (deduplicate on it) */
+                /** @description Standard Webhooks: the event's id, the same on every retry and at every endpoint (deduplicate on it) */
                 "webhook-id": string;
                 /** @description Standard Webhooks: the attempt's time, Unix seconds */
                 "webhook-timestamp": string;
-                /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of id.timestamp.body>` under the whsec_ secret */
+                /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of id.timestamp.body>` under the endpoint's whsec_ secret; for 24 hours after a rotation, one under each secret, space-separated */
                 "webhook-signature": string;
-                /** @description The event's id */
-                "X-Webhook-Id": string;
-                /** @description The event's type */
-                "X-Webhook-Event": string;
-                /** @description The event's created_at, Unix ms */
-                "X-Webhook-Timestamp": string;
-                /** @description `sha256=<hex HMAC-SHA256 of the raw body>` under the signing secret */
-                "X-Webhook-Signature": string;
+                /** @description Only to an endpoint with legacy_signature on (the one made from the settings' webhook): the event's id */
+                "X-Webhook-Id"?: string;
+                /** @description Only to an endpoint with legacy_signature on (the one made from the settings' webhook): the event's type */
+                "X-Webhook-Event"?: string;
+                /** @description Only to an endpoint with legacy_signature on (the one made from the settings' webhook): the event's created_at, Unix ms */
+                "X-Webhook-Timestamp"?: string;
+                /** @description Only to an endpoint with legacy_signature on (the one made from the settings' webhook): `sha256=<hex HMAC-SHA256 of the raw body>` under the current secret */
+                "X-Webhook-Signature"?: string;
             };
             path?: never;
             cookie?: never;
@@ -17824,20 +19821,20 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description Standard Webhooks: the event's id, the same on every retry (deduplicate on it) */
+                /** @description Standard Webhooks: the event's id, the same on every retry and at every endpoint (deduplicate on it) */
                 "webhook-id": string;
                 /** @description Standard Webhooks: the attempt's time, Unix seconds */
                 "webhook-timestamp": string;
-                /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of id.timestamp.body>` under the whsec_ secret */
+                /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of id.timestamp.body>` under the endpoint's whsec_ secret; for 24 hours after a rotation, one under each secret, space-separated */
                 "webhook-signature": string;
-                /** @description The event's id */
-                "X-Webhook-Id": string;
-                /** @description The event's type */
-                "X-Webhook-Event": string;
-                /** @description The event's created_at, Unix ms */
-                "X-Webhook-Timestamp": string;
-                /** @description `sha256=<hex HMAC-SHA256 of the raw body>` under the signing secret */
-                "X-Webhook-Signature": string;
+                /** @description Only to an endpoint with legacy_signature on (the one made from the settings' webhook): the event's id */
+                "X-Webhook-Id"?: string;
+                /** @description Only to an endpoint with legacy_signature on (the one made from the settings' webhook): the event's type */
+                "X-Webhook-Event"?: string;
+                /** @description Only to an endpoint with legacy_signature on (the one made from the settings' webhook): the event's created_at, Unix ms */
+                "X-Webhook-Timestamp"?: string;
+                /** @description Only to an endpoint with legacy_signature on (the one made from the settings' webhook): `sha256=<hex HMAC-SHA256 of the raw body>` under the current secret */
+                "X-Webhook-Signature"?: string;
             };
             path?: never;
             cookie?: never;
@@ -17937,20 +19934,20 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description Standard Webhooks: the event's id, the same on every retry (deduplicate on it) */
+                /** @description Standard Webhooks: the event's id, the same on every retry and at every endpoint (deduplicate on it) */
                 "webhook-id": string;
                 /** @description Standard Webhooks: the attempt's time, Unix seconds */
                 "webhook-timestamp": string;
-                /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of id.timestamp.body>` under the whsec_ secret */
+                /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of id.timestamp.body>` under the endpoint's whsec_ secret; for 24 hours after a rotation, one under each secret, space-separated */
                 "webhook-signature": string;
-                /** @description The event's id */
-                "X-Webhook-Id": string;
-                /** @description The event's type */
-                "X-Webhook-Event": string;
-                /** @description The event's created_at, Unix ms */
-                "X-Webhook-Timestamp": string;
-                /** @description `sha256=<hex HMAC-SHA256 of the raw body>` under the signing secret */
-                "X-Webhook-Signature": string;
+                /** @description Only to an endpoint with legacy_signature on (the one made from the settings' webhook): the event's id */
+                "X-Webhook-Id"?: string;
+                /** @description Only to an endpoint with legacy_signature on (the one made from the settings' webhook): the event's type */
+                "X-Webhook-Event"?: string;
+                /** @description Only to an endpoint with legacy_signature on (the one made from the settings' webhook): the event's created_at, Unix ms */
+                "X-Webhook-Timestamp"?: string;
+                /** @description Only to an endpoint with legacy_signature on (the one made from the settings' webhook): `sha256=<hex HMAC-SHA256 of the raw body>` under the current secret */
+                "X-Webhook-Signature"?: string;
             };
             path?: never;
             cookie?: never;
@@ -18043,20 +20040,20 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description Standard Webhooks: the event's id, the same on every retry (deduplicate on it) */
+                /** @description Standard Webhooks: the event's id, the same on every retry and at every endpoint (deduplicate on it) */
                 "webhook-id": string;
                 /** @description Standard Webhooks: the attempt's time, Unix seconds */
                 "webhook-timestamp": string;
-                /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of id.timestamp.body>` under the whsec_ secret */
+                /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of id.timestamp.body>` under the endpoint's whsec_ secret; for 24 hours after a rotation, one under each secret, space-separated */
                 "webhook-signature": string;
-                /** @description The event's id */
-                "X-Webhook-Id": string;
-                /** @description The event's type */
-                "X-Webhook-Event": string;
-                /** @description The event's created_at, Unix ms */
-                "X-Webhook-Timestamp": string;
-                /** @description `sha256=<hex HMAC-SHA256 of the raw body>` under the signing secret */
-                "X-Webhook-Signature": string;
+                /** @description Only to an endpoint with legacy_signature on (the one made from the settings' webhook): the event's id */
+                "X-Webhook-Id"?: string;
+                /** @description Only to an endpoint with legacy_signature on (the one made from the settings' webhook): the event's type */
+                "X-Webhook-Event"?: string;
+                /** @description Only to an endpoint with legacy_signature on (the one made from the settings' webhook): the event's created_at, Unix ms */
+                "X-Webhook-Timestamp"?: string;
+                /** @description Only to an endpoint with legacy_signature on (the one made from the settings' webhook): `sha256=<hex HMAC-SHA256 of the raw body>` under the current secret */
+                "X-Webhook-Signature"?: string;
             };
             path?: never;
             cookie?: never;
@@ -18149,20 +20146,20 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description Standard Webhooks: the event's id, the same on every retry (deduplicate on it) */
+                /** @description Standard Webhooks: the event's id, the same on every retry and at every endpoint (deduplicate on it) */
                 "webhook-id": string;
                 /** @description Standard Webhooks: the attempt's time, Unix seconds */
                 "webhook-timestamp": string;
-                /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of id.timestamp.body>` under the whsec_ secret */
+                /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of id.timestamp.body>` under the endpoint's whsec_ secret; for 24 hours after a rotation, one under each secret, space-separated */
                 "webhook-signature": string;
-                /** @description The event's id */
-                "X-Webhook-Id": string;
-                /** @description The event's type */
-                "X-Webhook-Event": string;
-                /** @description The event's created_at, Unix ms */
-                "X-Webhook-Timestamp": string;
-                /** @description `sha256=<hex HMAC-SHA256 of the raw body>` under the signing secret */
-                "X-Webhook-Signature": string;
+                /** @description Only to an endpoint with legacy_signature on (the one made from the settings' webhook): the event's id */
+                "X-Webhook-Id"?: string;
+                /** @description Only to an endpoint with legacy_signature on (the one made from the settings' webhook): the event's type */
+                "X-Webhook-Event"?: string;
+                /** @description Only to an endpoint with legacy_signature on (the one made from the settings' webhook): the event's created_at, Unix ms */
+                "X-Webhook-Timestamp"?: string;
+                /** @description Only to an endpoint with legacy_signature on (the one made from the settings' webhook): `sha256=<hex HMAC-SHA256 of the raw body>` under the current secret */
+                "X-Webhook-Signature"?: string;
             };
             path?: never;
             cookie?: never;
@@ -18255,20 +20252,20 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description Standard Webhooks: the event's id, the same on every retry (deduplicate on it) */
+                /** @description Standard Webhooks: the event's id, the same on every retry and at every endpoint (deduplicate on it) */
                 "webhook-id": string;
                 /** @description Standard Webhooks: the attempt's time, Unix seconds */
                 "webhook-timestamp": string;
-                /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of id.timestamp.body>` under the whsec_ secret */
+                /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of id.timestamp.body>` under the endpoint's whsec_ secret; for 24 hours after a rotation, one under each secret, space-separated */
                 "webhook-signature": string;
-                /** @description The event's id */
-                "X-Webhook-Id": string;
-                /** @description The event's type */
-                "X-Webhook-Event": string;
-                /** @description The event's created_at, Unix ms */
-                "X-Webhook-Timestamp": string;
-                /** @description `sha256=<hex HMAC-SHA256 of the raw body>` under the signing secret */
-                "X-Webhook-Signature": string;
+                /** @description Only to an endpoint with legacy_signature on (the one made from the settings' webhook): the event's id */
+                "X-Webhook-Id"?: string;
+                /** @description Only to an endpoint with legacy_signature on (the one made from the settings' webhook): the event's type */
+                "X-Webhook-Event"?: string;
+                /** @description Only to an endpoint with legacy_signature on (the one made from the settings' webhook): the event's created_at, Unix ms */
+                "X-Webhook-Timestamp"?: string;
+                /** @description Only to an endpoint with legacy_signature on (the one made from the settings' webhook): `sha256=<hex HMAC-SHA256 of the raw body>` under the current secret */
+                "X-Webhook-Signature"?: string;
             };
             path?: never;
             cookie?: never;
@@ -18361,20 +20358,20 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description Standard Webhooks: the event's id, the same on every retry (deduplicate on it) */
+                /** @description Standard Webhooks: the event's id, the same on every retry and at every endpoint (deduplicate on it) */
                 "webhook-id": string;
                 /** @description Standard Webhooks: the attempt's time, Unix seconds */
                 "webhook-timestamp": string;
-                /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of id.timestamp.body>` under the whsec_ secret */
+                /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of id.timestamp.body>` under the endpoint's whsec_ secret; for 24 hours after a rotation, one under each secret, space-separated */
                 "webhook-signature": string;
-                /** @description The event's id */
-                "X-Webhook-Id": string;
-                /** @description The event's type */
-                "X-Webhook-Event": string;
-                /** @description The event's created_at, Unix ms */
-                "X-Webhook-Timestamp": string;
-                /** @description `sha256=<hex HMAC-SHA256 of the raw body>` under the signing secret */
-                "X-Webhook-Signature": string;
+                /** @description Only to an endpoint with legacy_signature on (the one made from the settings' webhook): the event's id */
+                "X-Webhook-Id"?: string;
+                /** @description Only to an endpoint with legacy_signature on (the one made from the settings' webhook): the event's type */
+                "X-Webhook-Event"?: string;
+                /** @description Only to an endpoint with legacy_signature on (the one made from the settings' webhook): the event's created_at, Unix ms */
+                "X-Webhook-Timestamp"?: string;
+                /** @description Only to an endpoint with legacy_signature on (the one made from the settings' webhook): `sha256=<hex HMAC-SHA256 of the raw body>` under the current secret */
+                "X-Webhook-Signature"?: string;
             };
             path?: never;
             cookie?: never;
@@ -18467,20 +20464,20 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description Standard Webhooks: the event's id, the same on every retry (deduplicate on it) */
+                /** @description Standard Webhooks: the event's id, the same on every retry and at every endpoint (deduplicate on it) */
                 "webhook-id": string;
                 /** @description Standard Webhooks: the attempt's time, Unix seconds */
                 "webhook-timestamp": string;
-                /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of id.timestamp.body>` under the whsec_ secret */
+                /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of id.timestamp.body>` under the endpoint's whsec_ secret; for 24 hours after a rotation, one under each secret, space-separated */
                 "webhook-signature": string;
-                /** @description The event's id */
-                "X-Webhook-Id": string;
-                /** @description The event's type */
-                "X-Webhook-Event": string;
-                /** @description The event's created_at, Unix ms */
-                "X-Webhook-Timestamp": string;
-                /** @description `sha256=<hex HMAC-SHA256 of the raw body>` under the signing secret */
-                "X-Webhook-Signature": string;
+                /** @description Only to an endpoint with legacy_signature on (the one made from the settings' webhook): the event's id */
+                "X-Webhook-Id"?: string;
+                /** @description Only to an endpoint with legacy_signature on (the one made from the settings' webhook): the event's type */
+                "X-Webhook-Event"?: string;
+                /** @description Only to an endpoint with legacy_signature on (the one made from the settings' webhook): the event's created_at, Unix ms */
+                "X-Webhook-Timestamp"?: string;
+                /** @description Only to an endpoint with legacy_signature on (the one made from the settings' webhook): `sha256=<hex HMAC-SHA256 of the raw body>` under the current secret */
+                "X-Webhook-Signature"?: string;
             };
             path?: never;
             cookie?: never;
@@ -18573,20 +20570,20 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description Standard Webhooks: the event's id, the same on every retry (deduplicate on it) */
+                /** @description Standard Webhooks: the event's id, the same on every retry and at every endpoint (deduplicate on it) */
                 "webhook-id": string;
                 /** @description Standard Webhooks: the attempt's time, Unix seconds */
                 "webhook-timestamp": string;
-                /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of id.timestamp.body>` under the whsec_ secret */
+                /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of id.timestamp.body>` under the endpoint's whsec_ secret; for 24 hours after a rotation, one under each secret, space-separated */
                 "webhook-signature": string;
-                /** @description The event's id */
-                "X-Webhook-Id": string;
-                /** @description The event's type */
-                "X-Webhook-Event": string;
-                /** @description The event's created_at, Unix ms */
-                "X-Webhook-Timestamp": string;
-                /** @description `sha256=<hex HMAC-SHA256 of the raw body>` under the signing secret */
-                "X-Webhook-Signature": string;
+                /** @description Only to an endpoint with legacy_signature on (the one made from the settings' webhook): the event's id */
+                "X-Webhook-Id"?: string;
+                /** @description Only to an endpoint with legacy_signature on (the one made from the settings' webhook): the event's type */
+                "X-Webhook-Event"?: string;
+                /** @description Only to an endpoint with legacy_signature on (the one made from the settings' webhook): the event's created_at, Unix ms */
+                "X-Webhook-Timestamp"?: string;
+                /** @description Only to an endpoint with legacy_signature on (the one made from the settings' webhook): `sha256=<hex HMAC-SHA256 of the raw body>` under the current secret */
+                "X-Webhook-Signature"?: string;
             };
             path?: never;
             cookie?: never;
