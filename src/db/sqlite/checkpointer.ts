@@ -4,11 +4,20 @@
 // connections make none (`wal_autocheckpoint = 0`, set with their other pragmas in open.ts), and after writes a
 // PASSIVE checkpoint runs on a connection of its own on the driver's thread pool: it takes no writer's lock, so
 // writers go on appending meanwhile, and the event loop goes on serving.
+//
+// Under writes that never pause (a large import) a PASSIVE checkpoint never catches up: commits land while it copies,
+// so no write ever finds the WAL wholly copied, which is when SQLite starts it over from its beginning, and it grew
+// without bound (1.8 GB in a 1,000,000-row import). So once the WAL file is past WAL_LIMIT, a checkpoint runs with
+// this process's writers held (`exclusive`): it copies only what came since the last one, and the next write starts
+// the WAL over; `journal_size_limit` (open.ts) then cuts the file back to WAL_LIMIT.
+import { statSync } from "node:fs";
 import Database from "libsql";
 import AsyncDatabase from "libsql/promise";
 
 /** At most one checkpoint this often: each copies what was committed since the last one. */
 const EVERY_MS = 200;
+/** The WAL file's size past which a checkpoint holds the writers so that the WAL can start over. */
+export const WAL_LIMIT = 64 * 1024 * 1024;
 
 const asyncExec = AsyncDatabase.prototype.exec as (this: { db: unknown }, sql: string) => Promise<void>;
 
@@ -24,7 +33,12 @@ export interface Checkpointer {
   close(): Promise<void>;
 }
 
-export function checkpointer(path: string, timeout: number, warn?: (message: string, fields?: Record<string, unknown>) => void): Checkpointer {
+export function checkpointer(
+  path: string,
+  timeout: number,
+  warn?: (message: string, fields?: Record<string, unknown>) => void,
+  exclusive?: <T>(fn: () => Promise<T>) => Promise<T>,
+): Checkpointer {
   let conn: Database.Database | null = null;
   let running: Promise<void> | null = null;
   let timer: ReturnType<typeof setTimeout> | null = null;
@@ -33,6 +47,13 @@ export function checkpointer(path: string, timeout: number, warn?: (message: str
   let last = 0;
   let closed = false;
   let paused = 0;
+  const walBytes = () => {
+    try {
+      return statSync(`${path}-wal`).size;
+    } catch {
+      return 0;
+    }
+  };
 
   const schedule = () => {
     if (closed || timer) return;
@@ -57,8 +78,9 @@ export function checkpointer(path: string, timeout: number, warn?: (message: str
       c.prepare("SELECT 1").get();
       return c;
     })();
-    running = asyncExec
-      .call({ db: (conn as unknown as { db: unknown }).db }, "PRAGMA wal_checkpoint(PASSIVE)")
+    const passive = () => asyncExec.call({ db: (conn as unknown as { db: unknown }).db }, "PRAGMA wal_checkpoint(PASSIVE)");
+    running = passive()
+      .then(() => (exclusive && walBytes() > WAL_LIMIT ? exclusive(passive) : undefined))
       .catch((err: unknown) => warn?.("checkpoint failed", { error: err instanceof Error ? err.message : String(err) }))
       .finally(() => {
         running = null;

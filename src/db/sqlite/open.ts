@@ -10,7 +10,7 @@ import * as schema from "../schema";
 import { timed, type Timing } from "../timing";
 import { databasePath, displayUrl } from "../url";
 import { changeProbe, oncePerTurn } from "./change-stamp";
-import { checkpointer } from "./checkpointer";
+import { checkpointer, WAL_LIMIT } from "./checkpointer";
 import { fileWriter } from "./file-writer";
 import { createGroupWriter, routeWrites, type GroupWriter } from "./group-writer";
 import { checkpoint, compactDatabase, fileSizes } from "./maintenance";
@@ -72,7 +72,7 @@ export async function openSqliteDb(settings: { url: string; sync?: "full" | "nor
     // per connection, each one the driver's pool opens: synchronous FULL (the default): an acknowledged write survives
     // power loss; NORMAL (DATABASE_SYNC=normal) survives a crash of the process but not of the machine. No automatic
     // checkpoints: the checkpointer runs them off the writers' path (checkpointer.ts)
-    if (path) forget = onEveryConnection(path, `PRAGMA foreign_keys = ON; PRAGMA synchronous = ${settings.sync === "normal" ? "NORMAL" : "FULL"}; PRAGMA wal_autocheckpoint = 0;`);
+    if (path) forget = onEveryConnection(path, `PRAGMA foreign_keys = ON; PRAGMA synchronous = ${settings.sync === "normal" ? "NORMAL" : "FULL"}; PRAGMA wal_autocheckpoint = 0; PRAGMA journal_size_limit = ${WAL_LIMIT};`);
     client = createClient({ url: settings.url, timeout: BUSY_TIMEOUT_MS });
     if (isFile) {
       // WAL (kept in the file) lets the CLI and several instances share one file; busy_timeout (set per connection
@@ -94,12 +94,14 @@ export async function openSqliteDb(settings: { url: string; sync?: "full" | "nor
   const observe = probe?.counts ? { stamp: probe.stamp, commits: ownCommits() } : undefined;
   // a file's group commits run on a connection of their own; an in-memory database has only the client's
   const file = path ? fileWriter(path, BUSY_TIMEOUT_MS) : undefined;
-  const checkpoints = path ? checkpointer(path, BUSY_TIMEOUT_MS, settings.warn) : undefined;
+  // the writers, created below, are held by a checkpoint once the WAL is past its limit (checkpointer.ts)
+  let writer: GroupWriter | undefined;
+  const checkpoints = path ? checkpointer(path, BUSY_TIMEOUT_MS, settings.warn, (fn) => writer!.exclusive(fn)) : undefined;
   const written = () => {
     turn?.forget();
     checkpoints?.written();
   };
-  const writer = createGroupWriter(client, { observe, written, file });
+  writer = createGroupWriter(client, { observe, written, file });
   const timing: Timing = { hook: null };
   routeWrites(client, writer);
   timeClient(client, timing);
