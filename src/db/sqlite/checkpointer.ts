@@ -10,9 +10,9 @@
 // without bound (1.8 GB in a 1,000,000-row import). So once the WAL file is past WAL_LIMIT, a checkpoint runs with
 // this process's writers held (`exclusive`): it copies only what came since the last one, and the next write starts
 // the WAL over; `journal_size_limit` (open.ts) then cuts the file back to WAL_LIMIT.
-import { statSync } from "node:fs";
 import Database from "libsql";
 import AsyncDatabase from "libsql/promise";
+import { sizeOf } from "./maintenance";
 
 /** At most one checkpoint this often: each copies what was committed since the last one. */
 const EVERY_MS = 200;
@@ -47,13 +47,6 @@ export function checkpointer(
   let last = 0;
   let closed = false;
   let paused = 0;
-  const walBytes = () => {
-    try {
-      return statSync(`${path}-wal`).size;
-    } catch {
-      return 0;
-    }
-  };
 
   const schedule = () => {
     if (closed || timer) return;
@@ -80,7 +73,7 @@ export function checkpointer(
     })();
     const passive = () => asyncExec.call({ db: (conn as unknown as { db: unknown }).db }, "PRAGMA wal_checkpoint(PASSIVE)");
     running = passive()
-      .then(() => (exclusive && walBytes() > WAL_LIMIT ? exclusive(passive) : undefined))
+      .then(() => (exclusive && sizeOf(`${path}-wal`) > WAL_LIMIT ? exclusive(passive) : undefined))
       .catch((err: unknown) => warn?.("checkpoint failed", { error: err instanceof Error ? err.message : String(err) }))
       .finally(() => {
         running = null;

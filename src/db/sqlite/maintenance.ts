@@ -11,7 +11,8 @@ interface Open {
   path: string | null;
 }
 
-const sizeOf = (path: string) => {
+/** A file's size in bytes; 0 when it is absent. */
+export const sizeOf = (path: string) => {
   try {
     return statSync(path).size;
   } catch {
