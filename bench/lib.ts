@@ -31,6 +31,8 @@ export async function startServer(dbUrl: string, env: Record<string, string> = {
       // requests are kept (a load's figures only count them)
       const failures: string[] = [];
       const errors: string[] = [];
+      // BENCH_SERVER_LOG=FILE: every line the server writes, to lay its own times beside the client's
+      const tee = process.env.BENCH_SERVER_LOG ? Bun.file(process.env.BENCH_SERVER_LOG).writer() : null;
       (async () => {
         // a chunk may end inside a line: its end waits for the next chunk
         let rest = "";
@@ -40,12 +42,14 @@ export async function startServer(dbUrl: string, env: Record<string, string> = {
           const lines = (rest + decoder.decode(value, { stream: true })).split("\n");
           rest = lines.pop()!;
           for (const line of lines) {
+            tee?.write(line + "\n");
             if (ERROR.test(line)) errors.push(line.slice(0, 2000));
             else if (FAILED.test(line)) failures.push(line.slice(0, 500));
           }
           failures.splice(0, failures.length - 3);
           errors.splice(0, errors.length - 3);
         }
+        await tee?.end();
       })();
       return { url: `http://127.0.0.1:${m[1]}`, pid: proc.pid, failures: () => [...errors, ...failures], stop: async () => (proc.kill("SIGTERM"), await proc.exited) };
     }

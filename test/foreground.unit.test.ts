@@ -1,7 +1,8 @@
 // Background work gives way to requests (src/http/foreground.ts, issue 47): a step waits while a request is in hand,
 // for at most 50 ms, and never for the request it works for (an upload staged as it is read).
 import { describe, expect, test } from "bun:test";
-import { giveWay, requestEnded, requestStarted } from "../src/http/foreground";
+import { holdBackground } from "../src/db/background";
+import { afterBackground, backgroundWork, giveWay, inBackground, requestEnded, requestStarted, stepSizer } from "../src/http/foreground";
 
 /** Whether `p` has settled after a few turns of the event loop. */
 async function settled(p: Promise<unknown>): Promise<boolean> {
@@ -58,5 +59,63 @@ describe("giving way", () => {
     } finally {
       requestEnded(request);
     }
+  });
+});
+
+describe("held by the database's upkeep", () => {
+  test("a step waits while background work is held (a checkpoint catching up) and goes on at its release", async () => {
+    let release!: () => void;
+    const held = holdBackground(() => new Promise<void>((resolve) => (release = resolve)));
+    const waiting = giveWay();
+    expect(await settled(waiting)).toBe(false);
+    release();
+    await held;
+    expect(await settled(waiting)).toBe(true);
+  });
+
+  test("background work is known while under way, and its end is told", async () => {
+    let ends = 0;
+    afterBackground(() => ends++);
+    expect(backgroundWork()).toBe(false);
+    let inside = false;
+    await inBackground(async () => {
+      inside = backgroundWork();
+      // nested: one end, when the outer one ends
+      await inBackground(async () => {});
+      expect(ends).toBe(0);
+    });
+    expect(inside).toBe(true);
+    expect(backgroundWork()).toBe(false);
+    expect(ends).toBe(1);
+  });
+});
+
+describe("step sizes", () => {
+  test("a step is sized to take about 2 ms, at most doubling or halving at a time", () => {
+    const sizer = stepSizer(10, 100);
+    sizer.took(1); // 10 units in 1 ms: twice as many
+    expect(sizer.size).toBe(20);
+    sizer.took(0.1); // far faster: still only doubled
+    expect(sizer.size).toBe(40);
+    sizer.took(40); // far slower: halved
+    expect(sizer.size).toBe(20);
+    sizer.took(2);
+    expect(sizer.size).toBe(20);
+  });
+
+  test("a step with a fixed part longer than 2 ms (round trips) gets twice that fixed part", () => {
+    const sizer = stepSizer(1, 100);
+    sizer.took(10); // one unit took 10 ms: the target becomes 20 ms
+    expect(sizer.size).toBe(2);
+    sizer.took(11);
+    expect(sizer.size).toBe(4);
+  });
+
+  test("never under one unit nor over the most", () => {
+    const sizer = stepSizer(2, 3);
+    sizer.took(100);
+    expect(sizer.size).toBe(1);
+    for (let i = 0; i < 5; i++) sizer.took(0.01);
+    expect(sizer.size).toBe(3);
   });
 });

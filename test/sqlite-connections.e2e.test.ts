@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { sql } from "drizzle-orm";
 import { openDatabase } from "../src/db/open";
 import type { SqliteDb } from "../src/db/sqlite/open";
+import { paced } from "../src/http/foreground";
 
 const dirs: string[] = [];
 afterAll(() => {
@@ -92,6 +93,46 @@ test("the WAL is folded into the file as writes go on, with SQLite's automatic c
     expect(largest).toBeLessThan(4_000_000);
     const [{ n }] = await db.rows<{ n: number }>(sql`SELECT count(*) AS n FROM pad`);
     expect(n).toBe(2_000);
+  } finally {
+    await db.close();
+  }
+});
+
+test("writes that never pause (an import's batches) still let the WAL start over, while other writes go on (issue 47)", async () => {
+  const db = await open("full");
+  const path = (db as SqliteDb).$path!;
+  try {
+    await db.exec(sql`CREATE TABLE pad (v TEXT)`);
+    const chunk = "x".repeat(4_000);
+    // 96 MB in 80 KB batches, back to back as background work (foreground.ts `paced`), each committed without an
+    // fsync as an import's are; a sign-up-like write every 10 ms beside them. Checkpoints that never caught up left
+    // the WAL holding all of it until it passed 64 MB (checkpointer.ts WAL_LIMIT); caught up, it starts over about
+    // every 200 ms
+    let largest = 0;
+    let batches = 0;
+    let others = 0;
+    let importing = true;
+    const alongside = (async () => {
+      while (importing) {
+        await db.write([sql`INSERT INTO pad (v) VALUES ('sign-up')`]);
+        others++;
+        await Bun.sleep(10);
+      }
+    })();
+    await paced(
+      async () => {
+        await db.tx((tx) => tx.exec(sql`INSERT INTO pad (v) VALUES ${sql.join(Array.from({ length: 20 }, () => sql`(${chunk})`), sql`, `)}`), { durable: false });
+        largest = Math.max(largest, statSync(`${path}-wal`).size);
+        return ++batches < 1_200;
+      },
+      { first: 1, max: 1 },
+    );
+    importing = false;
+    await alongside;
+    expect(largest).toBeLessThan(40_000_000);
+    expect(others).toBeGreaterThan(0);
+    const [{ n }] = await db.rows<{ n: number }>(sql`SELECT count(*) AS n FROM pad WHERE v <> 'sign-up'`);
+    expect(n).toBe(24_000);
   } finally {
     await db.close();
   }

@@ -3,7 +3,11 @@
 // starts only after a turn of the event loop and once none is in hand, or after MAX_WAIT_MS under steady traffic, so a
 // request meets at most the one step that was running when it came. Each step is sized to take about a target time
 // (`paced`): on the embedded engine a step holds the event loop for its whole length; on PostgreSQL it holds the
-// waitlist's line lock (subscribers/lock.ts).
+// waitlist's line lock (subscribers/lock.ts). A step also waits while the database's upkeep holds background work (a
+// WAL checkpoint catching up: db/background.ts), and while any is under way the memory budget forces no collection
+// (memory.ts).
+
+import { backgroundHeld } from "../db/background";
 
 /** Requests in hand, by their start (performance.now()); one whose end was never seen is dropped after STALE_MS. */
 const inHand = new Map<object, number>();
@@ -44,6 +48,8 @@ export const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
  */
 export async function giveWay(self?: object): Promise<void> {
   await turn();
+  // the database's upkeep (a checkpoint) may hold background work (db/background.ts)
+  for (let held = backgroundHeld(); held; held = backgroundHeld()) await held;
   if (!busy(self)) return;
   await new Promise<void>((resolve) => {
     const wake = (timedOut?: true) => {
@@ -61,28 +67,68 @@ export async function giveWay(self?: object): Promise<void> {
 
 /**
  * Runs `step(size)` until it answers false (nothing left) or `deadline` (a performance.now() time) passes, giving way
- * before each step and sizing the next to take about STEP_MS from how long the last one took per unit. A step's
- * fixed part (its transaction's round trips on PostgreSQL, ~10 ms there under an import) would keep a step of STEP_MS
- * at one unit (an import ran ~200 rows/s): once a step of one unit took longer, the target is twice the fastest such
- * step, half of it units. Answers "done" or "more".
+ * before each step and sizing the next to take about STEP_MS (`stepSizer`). Answers "done" or "more".
  */
 export async function paced(
   step: (size: number) => Promise<boolean>,
   options: { first: number; max: number; deadline?: number },
 ): Promise<"done" | "more"> {
-  let size = options.first;
-  /** The fastest step of one unit: about the fixed part of a step. */
-  let fixed = Infinity;
+  return inBackground(() => pacedLoop(step, options));
+}
+
+/** Background work under way in this process (an upload's staging, an import's batches, its staged rows' deletion). */
+let background = 0;
+export const backgroundWork = () => background > 0;
+
+const ended = new Set<() => void>();
+/** Calls `fn` each time background work ends (none left under way). */
+export function afterBackground(fn: () => void): void {
+  ended.add(fn);
+}
+
+/** Runs `fn` as background work (`backgroundWork` answers true meanwhile). */
+export async function inBackground<T>(fn: () => Promise<T>): Promise<T> {
+  background++;
+  try {
+    return await fn();
+  } finally {
+    if (--background === 0) for (const f of ended) f();
+  }
+}
+
+async function pacedLoop(
+  step: (size: number) => Promise<boolean>,
+  options: { first: number; max: number; deadline?: number },
+): Promise<"done" | "more"> {
+  const sizer = stepSizer(options.first, options.max);
   for (;;) {
     await giveWay();
     const started = performance.now();
-    if (!(await step(size))) return "done";
-    const took = performance.now() - started;
-    if (size === 1) fixed = Math.min(fixed, took);
-    const target = fixed === Infinity ? STEP_MS : Math.max(STEP_MS, 2 * fixed);
-    // at most double or halve at a time: one slow step (a checkpoint, a page fault) does not swing the size
-    const next = size * Math.min(2, Math.max(0.5, target / Math.max(took, 0.01)));
-    size = Math.max(1, Math.min(options.max, Math.round(next)));
+    if (!(await step(sizer.size))) return "done";
+    sizer.took(performance.now() - started);
     if (options.deadline !== undefined && performance.now() >= options.deadline) return "more";
   }
+}
+
+/**
+ * The size of the next step, from how long the last one took: about STEP_MS. A step's fixed part (its transaction's
+ * round trips on PostgreSQL, ~10 ms there under an import) would keep a step of STEP_MS at one unit (an import ran
+ * ~200 rows/s): once a step of one unit took longer, the target is twice the fastest such step, half of it units.
+ */
+export function stepSizer(first: number, max: number): { readonly size: number; took(ms: number): void } {
+  let size = first;
+  /** The fastest step of one unit: about the fixed part of a step. */
+  let fixed = Infinity;
+  return {
+    get size() {
+      return size;
+    },
+    took(ms) {
+      if (size === 1) fixed = Math.min(fixed, ms);
+      const target = fixed === Infinity ? STEP_MS : Math.max(STEP_MS, 2 * fixed);
+      // at most double or halve at a time: one slow step (a checkpoint, a page fault) does not swing the size
+      const next = size * Math.min(2, Math.max(0.5, target / Math.max(ms, 0.01)));
+      size = Math.max(1, Math.min(max, Math.round(next)));
+    },
+  };
 }

@@ -392,12 +392,16 @@ async function runRows(tx: Db, w: Waitlist, imp: ImportRow, rows: Staged[]): Pro
 /** Rows whose referrer came later in the file: linked now that every row is in (a referrer still missing is a problem). */
 async function linkReferrals(db: Db, w: Waitlist, imp: ImportRow, holder: string) {
   const points = givesPoints(imp) ? 0 : w.referralEnabled ? w.referralPoints : 0;
+  // the last line seen: each step seeks past it by the primary key (from the first line, a step walked every row
+  // linked before it, 9-14 ms a step at 30,000 rows, on the event loop)
+  let after = 0;
   await paced(
     async (size) => {
       const waiting = await db.rows<{ line: number; subscriber_id: string; referrer_pending: string }>(
-        sql`SELECT line, subscriber_id, referrer_pending FROM import_rows WHERE import_id = ${imp.id} AND referrer_pending IS NOT NULL ORDER BY line LIMIT ${size}`,
+        sql`SELECT line, subscriber_id, referrer_pending FROM import_rows WHERE import_id = ${imp.id} AND line > ${after} AND referrer_pending IS NOT NULL ORDER BY line LIMIT ${size}`,
       );
       if (waiting.length === 0) return false;
+      after = waiting[waiting.length - 1].line;
       await db.tx(async (tx) => {
         await tx.rows(lockLine(tx, w.id));
         const problems: Problem[] = [];

@@ -69,6 +69,27 @@ function walIndexStamp(shm: string): { stamp: () => string | null; close: () => 
   };
 }
 
+/**
+ * Whether every frame of the WAL has been copied into the database file (issue 47: then the next write starts the WAL
+ * over): the WAL index header's `mxFrame` (byte 16) against the checkpoint's `nBackfill` (byte 96, the first word
+ * after the two header copies; sqlite.org/walformat.html). Null where the index can't be read as expected or a commit
+ * is under way.
+ */
+export function walCopied(path: string): boolean | null {
+  const fd = walIndexFd(`${path}-shm`);
+  if (fd === null) return null;
+  const index = new Uint8Array(100);
+  const view = new DataView(index.buffer);
+  try {
+    if (readSync(fd, index, 0, 100, 0) !== 100) return null;
+  } catch {
+    return null;
+  }
+  const word = (at: number) => view.getUint32(at, true);
+  if (word(0) !== 3007000 || word(8) !== word(48 + 8) || word(16) !== word(48 + 16)) return null;
+  return word(96) === word(16);
+}
+
 /** PRAGMA data_version on a connection of its own, which never writes. */
 function dataVersionStamp(path: string): { stamp: () => number | null; close: () => void } {
   // no busy timeout: a busy moment answers null (read afresh) rather than stalling the event loop
