@@ -88,11 +88,11 @@ export function subscriberRoutes(deps: { db: Db; config: Config; api: ReturnType
     )
     .get(
       "/subscribers/export",
-      async ({ auth, query }) => {
+      async ({ auth, query, request }) => {
         const w = auth.waitlist!;
         const { format = "csv", ...filters } = query as Record<string, string>;
         // the filters are checked before the first byte, so a bad one is a 400 rather than a broken download
-        const stream = await exportSubscribers(db, w, format as (typeof EXPORT_FORMATS)[number], filters, config.baseUrl);
+        const stream = await exportSubscribers(db, w, format as (typeof EXPORT_FORMATS)[number], filters, config.baseUrl, request);
         const [type, ext] = format === "jsonl" ? ["application/x-ndjson", "jsonl"] : ["text/csv; charset=utf-8", "csv"];
         return new Response(stream, { headers: { "content-type": type, "content-disposition": `attachment; filename="${w.slug}-subscribers.${ext}"` } });
       },
