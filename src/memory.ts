@@ -40,12 +40,10 @@ export function memoryBudget(budgetBytes: number, runtime: Runtime): (at: number
 /**
  * Checks the budget every CHECK_MS, except while `busy()` (background work: an import). A collection stopped the
  * server 50-100 ms there, a second or more apart, and those stops were most of the sign-ups' slowest 1% through an
- * import (issue 47); its memory is bounded by its own pacing. `check` checks at once (background work ended: the
- * garbage it left is collected before what comes next adds to it).
+ * import (issue 47); its memory is bounded by its own pacing, and the first check after it ends collects what it left.
+ * (A check made at once when it ended fell between an upload's staging and its run, a stop of its own.)
  */
-export function keepMemoryNear(budgetBytes: number, busy: () => boolean = () => false): { check(): void } {
-  const budget = memoryBudget(budgetBytes, { collect: () => Bun.gc(true), rss: () => process.memoryUsage.rss() });
-  const check = () => void (busy() || budget(performance.now()));
-  setInterval(check, CHECK_MS).unref();
-  return { check };
+export function keepMemoryNear(budgetBytes: number, busy: () => boolean = () => false): void {
+  const check = memoryBudget(budgetBytes, { collect: () => Bun.gc(true), rss: () => process.memoryUsage.rss() });
+  setInterval(() => busy() || check(performance.now()), CHECK_MS).unref();
 }

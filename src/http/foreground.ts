@@ -80,19 +80,13 @@ export async function paced(
 let background = 0;
 export const backgroundWork = () => background > 0;
 
-const ended = new Set<() => void>();
-/** Calls `fn` each time background work ends (none left under way). */
-export function afterBackground(fn: () => void): void {
-  ended.add(fn);
-}
-
 /** Runs `fn` as background work (`backgroundWork` answers true meanwhile). */
 export async function inBackground<T>(fn: () => Promise<T>): Promise<T> {
   background++;
   try {
     return await fn();
   } finally {
-    if (--background === 0) for (const f of ended) f();
+    background--;
   }
 }
 

@@ -12,7 +12,7 @@ import { lenientOrigin } from "../analytics/sources";
 import { email as emailOut, nothing, webhookEvent } from "../outbox/events";
 import { isDisposable, isValidEmailSyntax } from "../subscribers/email";
 import { lockLine } from "../subscribers/lock";
-import { paced } from "../http/foreground";
+import { inBackground, paced } from "../http/foreground";
 import { checkCustomFields } from "../subscribers/metadata";
 import { NAME_MAX, PHONE_MAX } from "../subscribers/model";
 import { checkAnswers, formFieldsOf } from "../waitlists/form-fields";
@@ -88,7 +88,8 @@ export async function processImport(db: Db, importId: string, ms: number, holder
   if (running.has(importId)) return "busy";
   running.add(importId);
   try {
-    return await runFor(db, importId, ms, holder);
+    // background work from its lease to its end (foreground.ts), not only its paced steps
+    return await inBackground(() => runFor(db, importId, ms, holder));
   } finally {
     running.delete(importId);
   }

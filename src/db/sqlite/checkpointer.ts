@@ -8,8 +8,8 @@
 // Under writes that never pause (a large import) a PASSIVE checkpoint never catches up: commits land while it copies,
 // so no write ever finds the WAL wholly copied, which is when SQLite starts it over from its beginning, and it grew
 // without bound (1.8 GB in a 1,000,000-row import). So a checkpoint runs with this process's background work held
-// (db/background.ts: an import's batches wait, requests' writes go on), pass after pass while writes came during the
-// last one (at most CATCH_UP_PASSES): then the next write starts the WAL over. An import's WAL went from 64 MB a
+// (db/background.ts: an import's batches wait, requests' writes go on), pass after pass until the WAL index says
+// every frame is copied (at most CATCH_UP_PASSES): then the next write starts the WAL over. An import's WAL went from 64 MB a
 // second to what 200 ms of it writes. Should the WAL still pass WAL_LIMIT (writes of another process, or requests'
 // writes that never pause), a checkpoint runs with this process's writers held (`exclusive`): it copies only what
 // came since the last one, and the next write starts the WAL over; `journal_size_limit` (open.ts) then cuts the file
