@@ -2,7 +2,7 @@
 // for at most 50 ms, and never for the request it works for (an upload staged as it is read).
 import { describe, expect, test } from "bun:test";
 import { holdBackground } from "../src/db/background";
-import { backgroundWork, giveWay, inBackground, requestEnded, requestStarted, stepSizer } from "../src/http/foreground";
+import { backgroundWork, giveWay, inBackground, requestEnded, requestStarted, STEP_MS, stepSizer } from "../src/http/foreground";
 
 /** Whether `p` has settled after a few turns of the event loop. */
 async function settled(p: Promise<unknown>): Promise<boolean> {
@@ -87,19 +87,19 @@ describe("held by the database's upkeep", () => {
 });
 
 describe("step sizes", () => {
-  test("a step is sized to take about 2 ms, at most doubling or halving at a time", () => {
+  test("a step is sized to take about STEP_MS, at most doubling or halving at a time", () => {
     const sizer = stepSizer(10, 100);
-    sizer.took(1); // 10 units in 1 ms: twice as many
+    sizer.took(STEP_MS / 2); // 10 units in half the time: twice as many
     expect(sizer.size).toBe(20);
-    sizer.took(0.1); // far faster: still only doubled
+    sizer.took(STEP_MS / 20); // far faster: still only doubled
     expect(sizer.size).toBe(40);
-    sizer.took(40); // far slower: halved
+    sizer.took(STEP_MS * 20); // far slower: halved
     expect(sizer.size).toBe(20);
-    sizer.took(2);
+    sizer.took(STEP_MS);
     expect(sizer.size).toBe(20);
   });
 
-  test("a step with a fixed part longer than 2 ms (round trips) gets twice that fixed part", () => {
+  test("a step with a fixed part longer than STEP_MS (round trips) gets twice that fixed part", () => {
     const sizer = stepSizer(1, 100);
     sizer.took(10); // one unit took 10 ms: the target becomes 20 ms
     expect(sizer.size).toBe(2);

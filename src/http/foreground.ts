@@ -17,9 +17,10 @@ const MAX_WAIT_MS = 50;
 const waiting = new Set<() => void>();
 /**
  * What a step may take: a request that comes meanwhile waits for it (issue 47: sign-ups' p99 through an import under
- * twice idle, ~3 ms on either engine here).
+ * twice idle). 2 ms gave a p99 of 15-17 ms through a 100,000-row import, 1 ms 13 ms, for a third fewer rows a second
+ * (bench/README.md).
  */
-const STEP_MS = 2;
+export const STEP_MS = 1;
 
 export function requestStarted(request: object): void {
   inHand.set(request, performance.now());
