@@ -17,6 +17,8 @@ const GROWTH = 8 * 1024 * 1024;
 export interface Runtime {
   collect(): void;
   rss(): number;
+  /** Background work under way (an import): no collection then (issue 47). */
+  busy?(): boolean;
 }
 
 /**
@@ -28,6 +30,7 @@ export function memoryBudget(budgetBytes: number, runtime: Runtime): (at: number
   let floor = 0;
   let last = -Infinity;
   return (at) => {
+    if (runtime.busy?.()) return false;
     const rss = runtime.rss();
     if (rss <= budgetBytes || rss < floor + GROWTH || at - last < MIN_GAP_MS) return false;
     runtime.collect();
@@ -43,7 +46,7 @@ export function memoryBudget(budgetBytes: number, runtime: Runtime): (at: number
  * import (issue 47); its memory is bounded by its own pacing, and the first check after it ends collects what it left.
  * (A check made at once when it ended fell between an upload's staging and its run, a stop of its own.)
  */
-export function keepMemoryNear(budgetBytes: number, busy: () => boolean = () => false): void {
-  const check = memoryBudget(budgetBytes, { collect: () => Bun.gc(true), rss: () => process.memoryUsage.rss() });
-  setInterval(() => busy() || check(performance.now()), CHECK_MS).unref();
+export function keepMemoryNear(budgetBytes: number, busy?: () => boolean): void {
+  const check = memoryBudget(budgetBytes, { collect: () => Bun.gc(true), rss: () => process.memoryUsage.rss(), busy });
+  setInterval(() => check(performance.now()), CHECK_MS).unref();
 }

@@ -1,8 +1,8 @@
 // Background work gives way to requests (src/http/foreground.ts, issue 47): a step waits while a request is in hand,
 // for at most 50 ms, and never for the request it works for (an upload staged as it is read).
 import { describe, expect, test } from "bun:test";
-import { holdBackground } from "../src/db/background";
-import { backgroundWork, giveWay, inBackground, requestEnded, requestStarted, STEP_MS, stepSizer } from "../src/http/foreground";
+import { backgroundWork, holdBackground, inBackground } from "../src/background";
+import { giveWay, requestEnded, requestStarted, STEP_MS, stepSizer } from "../src/http/foreground";
 
 /** Whether `p` has settled after a few turns of the event loop. */
 async function settled(p: Promise<unknown>): Promise<boolean> {

@@ -7,9 +7,10 @@ const MB = 1024 * 1024;
 
 /** The budget of 120 MB on a runtime whose resident memory the test sets; a collection leaves it at `after` (or where it was). */
 function budget() {
-  const state = { rss: 0, after: null as number | null, collections: 0 };
+  const state = { rss: 0, after: null as number | null, collections: 0, busy: false };
   const check = memoryBudget(120 * MB, {
     rss: () => state.rss,
+    busy: () => state.busy,
     collect: () => {
       state.collections++;
       if (state.after !== null) state.rss = state.after;
@@ -59,5 +60,15 @@ describe("memory budget", () => {
     state.rss = 134 * MB;
     expect(check(5_000)).toBe(true);
     expect(state.collections).toBe(2);
+  });
+
+  test("nothing is collected while background work (an import) runs; the first check after it collects (issue 47)", () => {
+    const { state, check } = budget();
+    state.rss = 200 * MB;
+    state.busy = true;
+    for (let at = 0; at <= 30_000; at += 1_000) expect(check(at)).toBe(false);
+    state.busy = false;
+    expect(check(31_000)).toBe(true);
+    expect(state.collections).toBe(1);
   });
 });

@@ -104,10 +104,9 @@ test("writes that never pause (an import's batches) still let the WAL start over
   try {
     await db.exec(sql`CREATE TABLE pad (v TEXT)`);
     const chunk = "x".repeat(4_000);
-    // 96 MB in 80 KB batches, back to back as background work (foreground.ts `paced`), each committed without an
+    // 48 MB in 40 KB batches, back to back as background work (foreground.ts `paced`), each committed without an
     // fsync as an import's are; a sign-up-like write every 10 ms beside them. Checkpoints that never caught up left
-    // the WAL holding all of it until it passed 64 MB (checkpointer.ts WAL_LIMIT); caught up, it starts over about
-    // every 200 ms
+    // the WAL holding all of it (checkpointer.ts WAL_LIMIT being 64 MB); caught up, it starts over about every 200 ms
     let largest = 0;
     let batches = 0;
     let others = 0;
@@ -121,8 +120,10 @@ test("writes that never pause (an import's batches) still let the WAL start over
     })();
     await paced(
       async () => {
-        await db.tx((tx) => tx.exec(sql`INSERT INTO pad (v) VALUES ${sql.join(Array.from({ length: 20 }, () => sql`(${chunk})`), sql`, `)}`), { durable: false });
+        await db.tx((tx) => tx.exec(sql`INSERT INTO pad (v) VALUES ${sql.join(Array.from({ length: 10 }, () => sql`(${chunk})`), sql`, `)}`), { durable: false });
         largest = Math.max(largest, statSync(`${path}-wal`).size);
+        // at most ~40 MB a second whatever the disk: what the WAL holds between checkpoints stays the same on any machine
+        await Bun.sleep(1);
         return ++batches < 1_200;
       },
       { first: 1, max: 1 },
@@ -132,7 +133,7 @@ test("writes that never pause (an import's batches) still let the WAL start over
     expect(largest).toBeLessThan(40_000_000);
     expect(others).toBeGreaterThan(0);
     const [{ n }] = await db.rows<{ n: number }>(sql`SELECT count(*) AS n FROM pad WHERE v <> 'sign-up'`);
-    expect(n).toBe(24_000);
+    expect(n).toBe(12_000);
   } finally {
     await db.close();
   }

@@ -8,7 +8,7 @@ import { JOBS, startJobs } from "../jobs";
 import { createDispatcher } from "../outbox/dispatcher";
 import { releaseHeldEmails } from "../outbox/store";
 import { keepMemoryNear } from "../memory";
-import { backgroundWork } from "../http/foreground";
+import { backgroundWork } from "../background";
 import { CommandError } from "./command";
 import { announceInstance } from "./presence";
 

@@ -4,10 +4,10 @@
 // request meets at most the one step that was running when it came. Each step is sized to take about a target time
 // (`paced`): on the embedded engine a step holds the event loop for its whole length; on PostgreSQL it holds the
 // waitlist's line lock (subscribers/lock.ts). A step also waits while the database's upkeep holds background work (a
-// WAL checkpoint catching up: db/background.ts), and while any is under way the memory budget forces no collection
+// WAL checkpoint catching up: background.ts), and while any is under way the memory budget forces no collection
 // (memory.ts).
 
-import { backgroundHeld } from "../db/background";
+import { backgroundHeld, inBackground } from "../background";
 
 /** Requests in hand, by their start (performance.now()); one whose end was never seen is dropped after STALE_MS. */
 const inHand = new Map<object, number>();
@@ -49,7 +49,7 @@ export const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
  */
 export async function giveWay(self?: object): Promise<void> {
   await turn();
-  // the database's upkeep (a checkpoint) may hold background work (db/background.ts)
+  // the database's upkeep (a checkpoint) may hold background work (background.ts)
   for (let held = backgroundHeld(); held; held = backgroundHeld()) await held;
   if (!busy(self)) return;
   await new Promise<void>((resolve) => {
@@ -75,20 +75,6 @@ export async function paced(
   options: { first: number; max: number; deadline?: number },
 ): Promise<"done" | "more"> {
   return inBackground(() => pacedLoop(step, options));
-}
-
-/** Background work under way in this process (an upload's staging, an import's batches, its staged rows' deletion). */
-let background = 0;
-export const backgroundWork = () => background > 0;
-
-/** Runs `fn` as background work (`backgroundWork` answers true meanwhile). */
-export async function inBackground<T>(fn: () => Promise<T>): Promise<T> {
-  background++;
-  try {
-    return await fn();
-  } finally {
-    background--;
-  }
 }
 
 async function pacedLoop(

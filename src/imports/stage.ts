@@ -9,7 +9,8 @@ import { now, sortableToken } from "../clock";
 import type { Db } from "../db/db";
 import type { Waitlist } from "../http/api";
 import { AppError, badRequest } from "../http/errors";
-import { giveWay, inBackground, paced, stepSizer } from "../http/foreground";
+import { inBackground } from "../background";
+import { giveWay, paced, stepSizer } from "../http/foreground";
 import { mapColumns, readRow, type Field } from "./mapping";
 
 /**

@@ -38,29 +38,36 @@ export function changeProbe(path: string): { stamp: () => string | number | null
   return walIndexStamp(`${path}-shm`) ?? dataVersionStamp(path);
 }
 
+/**
+ * Reads the WAL index's first 100 bytes (its two header copies, then the checkpoint's `nBackfill`) into one buffer,
+ * read again at each call; null where they can't be read or the copies differ in `iChange`, `mxFrame` or the salt
+ * (a commit under way).
+ */
+function indexReader(fd: number): () => DataView | null {
+  const bytes = new Uint8Array(100);
+  const view = new DataView(bytes.buffer);
+  const word = (at: number) => view.getUint32(at, true);
+  return () => {
+    try {
+      if (readSync(fd, bytes, 0, 100, 0) !== 100) return null;
+    } catch {
+      return null;
+    }
+    return word(8) === word(56) && word(16) === word(64) && word(32) === word(80) ? view : null;
+  };
+}
+
 /** The WAL index header's transaction counter, frame count and salt; null where the header can't be read as expected. */
 function walIndexStamp(shm: string): { stamp: () => string | null; close: () => void; counts: true } | null {
   const fd = walIndexFd(shm);
   if (fd === null) return null;
-  const header = new Uint8Array(96);
-  const view = new DataView(header.buffer);
-  const word = (copy: number, at: number) => view.getUint32(copy * 48 + at, true);
-  const read = () => {
-    try {
-      return readSync(fd, header, 0, 96, 0) === 96;
-    } catch {
-      return false;
-    }
-  };
-  if (!read() || word(0, 0) !== 3007000 || header[12] !== 1) return null;
+  const read = indexReader(fd);
+  const first = read();
+  if (!first || first.getUint32(0, true) !== 3007000 || first.getUint8(12) !== 1) return null;
   return {
     stamp: () => {
-      if (!read()) return null;
-      const change = word(0, 8);
-      const frames = word(0, 16);
-      const salt = word(0, 32);
-      if (word(1, 8) !== change || word(1, 16) !== frames || word(1, 32) !== salt) return null;
-      return `${change}:${frames}:${salt}`;
+      const index = read();
+      return index && `${index.getUint32(8, true)}:${index.getUint32(16, true)}:${index.getUint32(32, true)}`;
     },
     // the descriptor stays open (walIndexFd)
     close: () => {},
@@ -71,23 +78,15 @@ function walIndexStamp(shm: string): { stamp: () => string | null; close: () => 
 
 /**
  * Whether every frame of the WAL has been copied into the database file (issue 47: then the next write starts the WAL
- * over): the WAL index header's `mxFrame` (byte 16) against the checkpoint's `nBackfill` (byte 96, the first word
- * after the two header copies; sqlite.org/walformat.html). Null where the index can't be read as expected or a commit
- * is under way.
+ * over): the header's `mxFrame` (byte 16) against the checkpoint's `nBackfill` (byte 96, the first word after the
+ * two header copies; sqlite.org/walformat.html). Null where the index can't be read as expected or a commit is under
+ * way.
  */
 export function walCopied(path: string): boolean | null {
   const fd = walIndexFd(`${path}-shm`);
-  if (fd === null) return null;
-  const index = new Uint8Array(100);
-  const view = new DataView(index.buffer);
-  try {
-    if (readSync(fd, index, 0, 100, 0) !== 100) return null;
-  } catch {
-    return null;
-  }
-  const word = (at: number) => view.getUint32(at, true);
-  if (word(0) !== 3007000 || word(8) !== word(48 + 8) || word(16) !== word(48 + 16)) return null;
-  return word(96) === word(16);
+  const index = fd === null ? null : indexReader(fd)();
+  if (!index || index.getUint32(0, true) !== 3007000) return null;
+  return index.getUint32(96, true) === index.getUint32(16, true);
 }
 
 /** PRAGMA data_version on a connection of its own, which never writes. */

@@ -8,16 +8,16 @@
 // Under writes that never pause (a large import) a PASSIVE checkpoint never catches up: commits land while it copies,
 // so no write ever finds the WAL wholly copied, which is when SQLite starts it over from its beginning, and it grew
 // without bound (1.8 GB in a 1,000,000-row import). So a checkpoint runs with this process's background work held
-// (db/background.ts: an import's batches wait, requests' writes go on), pass after pass until the WAL index says
-// every frame is copied (at most CATCH_UP_PASSES): then the next write starts the WAL over. An import's WAL went from 64 MB a
-// second to what 200 ms of it writes. Should the WAL still pass WAL_LIMIT (writes of another process, or requests'
+// (background.ts: an import's batches wait, requests' writes go on), pass after pass until the WAL index says every
+// frame is copied (at most CATCH_UP_PASSES): then the next write starts the WAL over. An import's WAL went from 64 MB
+// a second to what 200 ms of it writes. Should the WAL still pass WAL_LIMIT (writes of another process, or requests'
 // writes that never pause), a checkpoint runs with this process's writers held (`exclusive`): it copies only what
 // came since the last one, and the next write starts the WAL over; `journal_size_limit` (open.ts) then cuts the file
 // back to WAL_LIMIT. Those held sign-ups for 15-35 ms once a second through an import.
 import Database from "libsql";
 import AsyncDatabase from "libsql/promise";
 import { sizeOf } from "./maintenance";
-import { holdBackground } from "../background";
+import { holdBackground } from "../../background";
 import { walCopied } from "./change-stamp";
 
 /** At most one checkpoint this often: each copies what was committed since the last one. */
@@ -55,8 +55,6 @@ export function checkpointer(
   let last = 0;
   let closed = false;
   let paused = 0;
-  /** Writes ended so far (`written`): a checkpoint pass that saw none come copied every frame. */
-  let writes = 0;
 
   const schedule = () => {
     if (closed || timer) return;
@@ -83,14 +81,12 @@ export function checkpointer(
     })();
     const passive = () => asyncExec.call({ db: (conn as unknown as { db: unknown }).db }, "PRAGMA wal_checkpoint(PASSIVE)");
     // a first pass with everything going on; then, with this process's background work held, pass after pass until
-    // every frame is copied (the WAL index says so; where it can't be read, until a pass met no write of this
-    // process's end): then the next write starts the WAL over. The requests' writes go on meanwhile
+    // the WAL index says every frame is copied: then the next write starts the WAL over. The requests' writes go on
+    // meanwhile. (Counting the writes that ended during a pass missed a COMMIT still on the driver's thread.)
     const catchUp = async () => {
       for (let pass = 0; pass < CATCH_UP_PASSES; pass++) {
-        const seen = writes;
         await passive();
-        const copied = walCopied(path);
-        if (copied ?? writes === seen) return;
+        if (walCopied(path)) return;
       }
     };
     running = passive()
@@ -107,10 +103,7 @@ export function checkpointer(
   };
 
   return {
-    written() {
-      writes++;
-      schedule();
-    },
+    written: schedule,
     async alone(fn) {
       paused++;
       try {
