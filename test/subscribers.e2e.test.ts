@@ -816,6 +816,22 @@ describe("CSV export", () => {
     expect(rows.map((row) => row[col("unsubscribed_at")])).toEqual(["", "", ""]);
   });
 
+  test("a list longer than a page comes out whole and in line order, ties kept in sign-up order across pages (issue 47)", async () => {
+    const wl = await waitlist();
+    // pages are sized by time (100 rows first, then as many as take ~1 ms): 260 rows cross several page ends
+    const emails = Array.from({ length: 260 }, (_, i) => `page-${String(i).padStart(3, "0")}@example.com`);
+    const r0 = await s.request("POST", `${wl.base}/subscribers/bulk`, { key: wl.key, body: { subscribers: emails.map((email) => ({ email })) } });
+    expect(r0.status).toBe(200);
+    // a second group of equal points, ahead of the rest
+    for (const email of [emails[250], emails[10], emails[130]]) expect((await wl.put(email, { points: 50 })).status).toBe(200);
+    const r = await s.request("GET", `${wl.base}/subscribers/export?format=jsonl`, { key: wl.key });
+    expect(r.status).toBe(200);
+    const lines = r.text.trim().split("\n").map((line) => JSON.parse(line));
+    expect(lines.map((l) => l.position)).toEqual(Array.from({ length: 260 }, (_, i) => i + 1));
+    const expected = [emails[10], emails[130], emails[250], ...emails.filter((_, i) => ![10, 130, 250].includes(i))];
+    expect(lines.map((l) => l.email)).toEqual(expected);
+  });
+
   test("an unsubscribed subscriber's row carries when, as an ISO time (issue 16)", async () => {
     const wl = await waitlist();
     const { sign_up_token: token } = await joined(wl, { email: "quiet@example.com" });
