@@ -53,6 +53,40 @@ function pgPass(): string[] {
   return files.filter((f) => !(f in NOT_ON_PG));
 }
 
+/** Lines kept before a `(fail)` line: its error and what the test printed just before. */
+const CONTEXT_LINES = 18;
+/** Failures shown whole in the closing summary; the rest by their `(fail)` line. */
+const FAILURES_SHOWN = 3;
+/** Each failing test of a pass, as its context and `(fail)` line, for the summary after every pass. */
+const failures: { engine: string; lines: string[] }[] = [];
+
+/** Passes the child's output through as it comes, keeping each failure: CI shows only the output's tail. */
+async function relay(engine: string, stream: ReadableStream<Uint8Array>, out: NodeJS.WriteStream) {
+  const decoder = new TextDecoder();
+  let since: string[] = [];
+  let rest = "";
+  for await (const chunk of stream) {
+    out.write(chunk);
+    const lines = (rest + decoder.decode(chunk, { stream: true })).split("\n");
+    rest = lines.pop()!;
+    for (const raw of lines) {
+      const line = raw.replace(/\x1b\[[0-9;]*m/g, "");
+      if (line.startsWith("(fail)")) failures.push({ engine, lines: [...since, line] });
+      if (/^\((pass|fail|skip|todo)\)|^test\/.*:$/.test(line)) since = [];
+      else if (since.push(line) > CONTEXT_LINES) since.shift();
+    }
+  }
+}
+
+function summary() {
+  if (!failures.length) return;
+  console.log(`\n== ${failures.length} failed test(s):`);
+  failures.forEach(({ engine, lines }, i) => {
+    if (i < FAILURES_SHOWN) console.log(`\n-- on ${engine}:\n${lines.join("\n")}`);
+    else console.log(`-- on ${engine}: ${lines[lines.length - 1]}`);
+  });
+}
+
 async function pass(engine: "sqlite" | "pg", files: string[]): Promise<number> {
   const started = Date.now();
   console.log(`\n== ${engine === "pg" ? "PostgreSQL" : "embedded libSQL"}: ${files.length ? `${files.length} file(s)` : "every test file"}`);
@@ -61,12 +95,14 @@ async function pass(engine: "sqlite" | "pg", files: string[]): Promise<number> {
   const proc = Bun.spawn([process.execPath, "test", "--timeout", TIMEOUT_MS, ...args], {
     cwd: ROOT,
     env: { ...process.env, TEST_ENGINE: engine },
-    stdio: ["inherit", "inherit", "inherit"],
+    stdio: ["inherit", "pipe", "pipe"],
   });
+  const relayed = Promise.all([relay(engine, proc.stdout, process.stdout), relay(engine, proc.stderr, process.stderr)]);
   // Ctrl-C reaches the child through the terminal; a TERM sent to this script alone is passed on
   const forward = () => proc.kill("SIGTERM");
   process.once("SIGTERM", forward);
   const code = await proc.exited;
+  await relayed;
   process.off("SIGTERM", forward);
   console.log(`== ${engine}: exit ${code} after ${Math.round((Date.now() - started) / 1000)} s`);
   return code;
@@ -125,4 +161,5 @@ if (only !== "sqlite") {
   if (only === "pg" || onPg.length) for (const [f, why] of skipped) console.log(`   not on PostgreSQL: ${f}: ${why}`);
 }
 await stopOwnPg();
+summary();
 process.exit(failed ? 1 : 0);

@@ -1,5 +1,5 @@
 // Turns an outbox row into what is sent: a webhook envelope (DESIGN §4 Events) or an email, from the committed state.
-import { eq, sql } from "drizzle-orm";
+import { eq, sql, type SQL } from "drizzle-orm";
 import type { Db } from "../db/db";
 import type { Waitlist } from "../http/api";
 import { renderHtml, renderSubject, renderText, withUnsubscribeLink, type EmailLook, type TemplateValues } from "../email/templates";
@@ -7,6 +7,7 @@ import { selectSubscribers, subscriberView, thankYouUrl, unsubscribeUrl, type Su
 import { storePayload, type OutboxRow } from "./store";
 import { inviteLink } from "../subscribers/access";
 import { referralLink } from "../waitlists/links";
+import { lockLine } from "../subscribers/lock";
 
 export interface Email {
   to: string;
@@ -142,10 +143,30 @@ async function reward(db: Db, subscriberId: string, referrals: number) {
  * of failing because it is gone. Emails are left alone: a deleted subscriber gets none.
  */
 export async function freezePayloads(db: Db, subscriberId: string, baseUrl: string): Promise<void> {
-  const rows = await db.rows<OutboxRow>(sql`SELECT * FROM outbox WHERE status IN ('pending', 'skipped') AND kind = 'webhook' AND payload IS NULL
+  await renderNow(db, baseUrl, sql`status IN ('pending', 'skipped') AND kind = 'webhook' AND payload IS NULL
     AND (subscriber_id = ${subscriberId} OR related_id = ${subscriberId})`);
-  for (const row of rows) {
+}
+
+async function renderNow(db: Db, baseUrl: string, where: SQL) {
+  for (const row of await db.rows<OutboxRow>(sql`SELECT * FROM outbox WHERE ${where}`)) {
     const payload = await renderPayload(db, row, baseUrl);
     if (payload !== null) await storePayload(db, row.id, payload);
   }
+}
+
+/**
+ * A change to one subscriber that writes a webhook event about them. With endpoints, it runs in a transaction under
+ * the line's lock, after the subscriber's still unrendered webhooks are rendered as the subscriber is before it: an
+ * event waiting behind an earlier one of theirs (a slow receiver, issue 49) carries its own change, not this one's,
+ * however soon this one follows it. Without endpoints there is nothing to render and it is the plain write.
+ */
+export async function writeAbout(db: Db, w: Pick<Waitlist, "id" | "webhookEndpoints">, subscriberId: string, baseUrl: string, statements: SQL[]) {
+  if (!w.webhookEndpoints) return db.write(statements);
+  return db.tx(async (tx) => {
+    await tx.rows(lockLine(tx, w.id));
+    // the subscriber's own events, through each endpoint's index of them (outbox_endpoint_idx)
+    await renderNow(tx, baseUrl, sql`kind = 'webhook' AND endpoint_id IN (SELECT id FROM webhook_endpoints WHERE waitlist_id = ${w.id})
+      AND subscriber_id = ${subscriberId} AND status = 'pending' AND payload IS NULL`);
+    return tx.write(statements);
+  });
 }

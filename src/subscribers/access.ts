@@ -8,6 +8,7 @@ import { lockLine } from "./lock";
 import type { Waitlist } from "../http/api";
 import { AppError, badRequest, notFound } from "../http/errors";
 import { email, nothing, webhookEvent, type Dispatch } from "../outbox/events";
+import { writeAbout } from "../outbox/render";
 import { normalizeEmail } from "./email";
 import { findSubscriber } from "./query";
 import { positionOf } from "./rank";
@@ -98,7 +99,7 @@ export async function reject(db: Db, w: Waitlist, idOrEmail: string, baseUrl: st
   if (row.access === "joined") throw new AppError("conflict", "This subscriber has already joined");
   if (row.access !== "rejected") {
     const out = webhookEvent(nothing(), w, "subscriber.rejected", row.id, sql`${db.d.prevChanged} = 1`);
-    const [, updated] = await db.write([
+    const [, updated] = await writeAbout(db, w, row.id, baseUrl, [
       lockLine(db, w.id),
       sql`UPDATE subscribers SET access = 'rejected', final_position = coalesce(${row.position}, final_position),
         updated_at = ${now()} WHERE id = ${row.id} AND access = ${row.access} RETURNING id`,

@@ -12,7 +12,7 @@ import type { UpdateInput } from "./model";
 import { findSubscriber } from "./query";
 import { selectSubscribers, subscriberView, thankYouUrl, type SubscriberRow } from "./view";
 import { nothing, webhookEvent, type Dispatch } from "../outbox/events";
-import { envelope, freezePayloads } from "../outbox/render";
+import { envelope, freezePayloads, writeAbout } from "../outbox/render";
 import { forgetSubscriber } from "../outbox/store";
 
 const clean = (v: string | null) => (v?.trim() ? v.trim() : null);
@@ -42,7 +42,7 @@ export async function updateSubscriber(db: Db, waitlist: Waitlist, idOrEmail: st
     const guard = sql`id = ${row.id} AND metadata = ${row.metadata}`;
     // prevChanged chains the statements after the UPDATE to it having taken effect (an outbox insert adds exactly one row)
     const out = webhookEvent(nothing(), waitlist, "subscriber.updated", row.id, sql`${db.d.prevChanged} = 1`);
-    const results = await db.write([
+    const results = await writeAbout(db, waitlist, row.id, baseUrl, [
       lockLine(db, waitlist.id),
       sql`UPDATE subscribers SET ${set} WHERE ${guard} RETURNING id`,
       ...out.statements,

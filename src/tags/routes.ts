@@ -50,7 +50,7 @@ export function tagRoutes(deps: { db: Db; config: Config; api: ReturnType<typeof
     .post(
       "/subscribers/:idOrEmail/tags",
       async ({ auth, params, body }) => {
-        const id = await tagSubscriber(db, auth.waitlist!, params.idOrEmail, body.tags, dispatch);
+        const id = await tagSubscriber(db, auth.waitlist!, params.idOrEmail, body.tags, config.baseUrl, dispatch);
         return { success: true, data: { subscriber: await getSubscriber(db, auth.waitlist!, id, config.baseUrl) } };
       },
       {
@@ -64,7 +64,7 @@ export function tagRoutes(deps: { db: Db; config: Config; api: ReturnType<typeof
     .delete(
       "/subscribers/:idOrEmail/tags/:tagIdOrName",
       async ({ auth, params }) => {
-        const id = await untagSubscriber(db, auth.waitlist!, params.idOrEmail, params.tagIdOrName, dispatch);
+        const id = await untagSubscriber(db, auth.waitlist!, params.idOrEmail, params.tagIdOrName, config.baseUrl, dispatch);
         return { success: true, data: { subscriber: await getSubscriber(db, auth.waitlist!, id, config.baseUrl) } };
       },
       {

@@ -8,6 +8,7 @@ import { AppError, badRequest, conflict, notFound } from "../http/errors";
 import { findSubscriber } from "../subscribers/query";
 import type { Waitlist } from "../http/api";
 import { nothing, webhookEvent, type Dispatch } from "../outbox/events";
+import { writeAbout } from "../outbox/render";
 
 export const TAG_NAME_MAX = 40;
 export const TAGS_PER_WAITLIST = 100;
@@ -64,7 +65,7 @@ export async function deleteTag(db: Db, waitlistId: string, idOrName: string) {
 }
 
 /** Attaches tags by id or name; a name the waitlist does not have yet becomes a new gray tag. */
-export async function tagSubscriber(db: Db, waitlist: Waitlist, idOrEmail: string, refs: string[], dispatch: Dispatch) {
+export async function tagSubscriber(db: Db, waitlist: Waitlist, idOrEmail: string, refs: string[], baseUrl: string, dispatch: Dispatch) {
   const subscriber = await findSubscriber(db, waitlist.id, idOrEmail);
   // every item is checked before the first write: a list whose last item is bad creates no tag (issue 44)
   refs.forEach((ref, i) => {
@@ -81,7 +82,7 @@ export async function tagSubscriber(db: Db, waitlist: Waitlist, idOrEmail: strin
   // the subscriber.updated event is written with the change, and only if a tag was actually added
   const out = webhookEvent(nothing(), waitlist, "subscriber.updated", subscriber.id, sql`${db.d.prevChanged} > 0`);
   // `WHERE TRUE`: SQLite would read ON CONFLICT as a join constraint of the SELECT without it
-  await db.write([
+  await writeAbout(db, waitlist, subscriber.id, baseUrl, [
     sql`INSERT INTO subscriber_tags (subscriber_id, tag_id)
       SELECT ${subscriber.id}, j.value FROM ${db.d.jsonTextArray(tagIds)} WHERE TRUE ON CONFLICT DO NOTHING`,
     ...out.statements,
@@ -100,12 +101,12 @@ async function createTagOrExisting(db: Db, waitlistId: string, name: string) {
   }
 }
 
-export async function untagSubscriber(db: Db, waitlist: Waitlist, idOrEmail: string, tagIdOrName: string, dispatch: Dispatch) {
+export async function untagSubscriber(db: Db, waitlist: Waitlist, idOrEmail: string, tagIdOrName: string, baseUrl: string, dispatch: Dispatch) {
   const subscriber = await findSubscriber(db, waitlist.id, idOrEmail);
   const tag = await findTag(db, waitlist.id, tagIdOrName);
   if (!tag) throw notFound("Tag not found");
   const out = webhookEvent(nothing(), waitlist, "subscriber.updated", subscriber.id, sql`${db.d.prevChanged} > 0`);
-  await db.write([sql`DELETE FROM subscriber_tags WHERE subscriber_id = ${subscriber.id} AND tag_id = ${tag.id}`, ...out.statements]);
+  await writeAbout(db, waitlist, subscriber.id, baseUrl, [sql`DELETE FROM subscriber_tags WHERE subscriber_id = ${subscriber.id} AND tag_id = ${tag.id}`, ...out.statements]);
   dispatch(out.ids);
   return subscriber.id;
 }
