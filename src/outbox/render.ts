@@ -3,9 +3,8 @@ import { eq, sql, type SQL } from "drizzle-orm";
 import type { Db } from "../db/db";
 import type { Waitlist } from "../http/api";
 import { renderHtml, renderSubject, renderText, withUnsubscribeLink, type EmailLook, type TemplateValues } from "../email/templates";
-import { selectSubscribers, subscriberView, thankYouUrl, unsubscribeUrl, type SubscriberRow } from "../subscribers/view";
+import { inviteLink, selectSubscribers, subscriberView, thankYouUrl, unsubscribeUrl, type SubscriberRow } from "../subscribers/view";
 import { storePayload, type OutboxRow } from "./store";
-import { inviteLink } from "../subscribers/access";
 import { referralLink } from "../waitlists/links";
 import { lockLine } from "../subscribers/lock";
 

@@ -23,9 +23,6 @@ export interface InviteInput {
   emails?: string[];
 }
 
-/** The invite link of a token (issue 11: `{BASE_URL}/i/{token}`). */
-export const inviteLink = (baseUrl: string, inviteToken: string) => `${baseUrl}/i/${inviteToken}`;
-
 /**
  * Moves the chosen waiting subscribers to `invited` in one transaction, each with its position
  * kept as `final_position`, a fresh invite token, one invitation email and one `subscriber.invited`

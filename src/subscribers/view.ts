@@ -76,6 +76,9 @@ export function selectPage(db: Db, page: SQL, orderBy: SQL, withPosition = true)
   );
 }
 
+/** The invite link of a token (issue 11: `{BASE_URL}/i/{token}`). */
+export const inviteLink = (baseUrl: string, inviteToken: string) => `${baseUrl}/i/${inviteToken}`;
+
 export const thankYouUrl = (baseUrl: string, token: string) => `${baseUrl}/t/${token}`;
 
 /** Issue 16: the one-click unsubscribe link names the subscriber by its sign-up token (docs/decisions.md). */
