@@ -51,7 +51,7 @@ describe("GET /dashboard", () => {
     const frame = await s.request("GET", "/dashboard/email-frame");
     expect(frame.status).toBe(200);
     expect(frame.headers.get("content-security-policy")).toBe("default-src 'none'; script-src 'self'; style-src 'unsafe-inline'; img-src https: data:; base-uri 'none'; form-action 'none'; frame-ancestors 'self'");
-    expect(frame.text).toContain('<script src="/dashboard/assets/email-frame.js"></script>');
+    expect(frame.text).toContain('<script src="/dashboard/assets/email-frame.js" defer></script>');
     expect((await s.request("GET", "/dashboard/assets/..%2F..%2Fpackage.json")).status).toBe(404);
   });
 });

@@ -5,6 +5,8 @@ addEventListener("message", (event) => {
   if (event.source !== parent || typeof event.data !== "string") return;
   const doc = new DOMParser().parseFromString(event.data, "text/html");
   document.head.replaceChildren(...doc.head.childNodes);
-  document.body.replaceWith(doc.body);
+  // the script is deferred, so the body is parsed before "ready" is posted; the check keeps an early message harmless
+  if (document.body) document.body.replaceWith(doc.body);
+  else document.documentElement.append(doc.body);
 });
 parent.postMessage("email-frame-ready", "*");

@@ -74,7 +74,7 @@ const SHELL = `<!doctype html>
  * The frame an email preview is shown in (view-broadcasts.js): a document of its own whose CSP lets the email's inline
  * styles and its logo (any https image) apply, and runs no script but its own, which takes the HTML from its parent.
  */
-const EMAIL_FRAME = `<!doctype html><html><head><meta charset="utf-8"><script src="/dashboard/assets/email-frame.js"></script></head><body></body></html>`;
+const EMAIL_FRAME = `<!doctype html><html><head><meta charset="utf-8"><script src="/dashboard/assets/email-frame.js" defer></script></head><body></body></html>`;
 const EMAIL_FRAME_CSP = "default-src 'none'; script-src 'self'; style-src 'unsafe-inline'; img-src https: data:; base-uri 'none'; form-action 'none'; frame-ancestors 'self'";
 
 export function dashboardRoutes() {
