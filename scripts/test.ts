@@ -57,7 +57,7 @@ function pgPass(): string[] {
 const CONTEXT_LINES = 18;
 /** Failures shown whole in the closing summary; the rest by their `(fail)` line. */
 const FAILURES_SHOWN = 3;
-/** Each failing test of a pass, as its context and `(fail)` line, for the summary after every pass. */
+/** Each failing test of the passes, as its context and `(fail)` line, for the summary after the last pass. */
 const failures: { engine: string; lines: string[] }[] = [];
 
 /** Passes the child's output through as it comes, keeping each failure: CI shows only the output's tail. */
