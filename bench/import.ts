@@ -30,7 +30,9 @@ const TAGS = ["beta", "vip", "press", "partner"];
 /** The compiled binary to run (server and CLI) instead of src/main.ts, as in the other benches; BENCH_PROFILE=1 writes a
  * CPU profile of the server (from source) under bench/profiles/; BENCH_PRELOAD=FILE runs the server (from source) with
  * `--preload FILE` (a probe of its own: an event-loop lag monitor); BENCH_DUMP=FILE writes each sign-up sent during the
- * import as [epoch ms, ms] with the times staging and the run ended, to lay beside the server's own traces. */
+ * import as [epoch ms, ms] with the times staging and the run ended, to lay beside the server's own traces. With
+ * --pg, BENCH_PG_STATEMENTS=1 (and BENCH_PG_FLAGS="-c shared_preload_libraries=pg_stat_statements") prints the 25
+ * statements that took PostgreSQL longest through the import (calls, total, mean and max ms, WAL bytes). */
 const BIN = process.env.BENCH_BIN;
 
 const log = (text: string) => console.error(`[import bench] ${text}`);
@@ -243,8 +245,16 @@ try {
       };
     };
     const idleRss = status(server.pid, "VmRSS");
+    const statements = pg && process.env.BENCH_PG_STATEMENTS ? (reader as SQL) : null;
+    if (statements) await statements.unsafe("CREATE EXTENSION IF NOT EXISTS pg_stat_statements; SELECT pg_stat_statements_reset()").simple();
     log("importing");
     const imp = await runImport("skip", true);
+    if (statements) {
+      const top = await statements.unsafe(`SELECT calls, round(total_exec_time::numeric, 1) AS total_ms, round(mean_exec_time::numeric, 3) AS mean_ms,
+          round(max_exec_time::numeric, 1) AS max_ms, wal_bytes, left(regexp_replace(query, '\\s+', ' ', 'g'), 110) AS query
+        FROM pg_stat_statements ORDER BY total_exec_time DESC LIMIT 25`);
+      for (const r of top) log(`${r.calls}\t${r.total_ms}\t${r.mean_ms}\t${r.max_ms}\t${r.wal_bytes}\t${r.query}`);
+    }
     log(`imported in ${fmt(imp.totalS, 1)} s (staged in ${fmt(imp.stageS, 1)} s)`);
     const idleAfter = await pacedSignUps(server.url, apiKey, keys, { count: IDLE }, "idle2");
 

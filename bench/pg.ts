@@ -18,7 +18,9 @@ export async function startPg(): Promise<BenchPg> {
   const dir = mkdtempSync(join(tmpdir(), "bench-pg-"));
   let started;
   try {
-    started = await startEmbeddedPg(dir, { fsync: true, persistent: false });
+    // BENCH_PG_FLAGS="-c name=value ...": the server's settings for an experiment (what the bench measured with them is said)
+    const flags = process.env.BENCH_PG_FLAGS?.split(/\s+/).filter(Boolean);
+    started = await startEmbeddedPg(dir, { fsync: true, persistent: false, flags });
   } catch (err) {
     rmSync(dir, { recursive: true, force: true });
     throw err;

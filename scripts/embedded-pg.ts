@@ -115,7 +115,10 @@ function run(command: string, args: string[], user: { uid: number; gid: number }
  * Starts a server with its data in `dir`/data. `fsync: false` for tests (speed); the bench keeps it on, as in
  * production. `persistent` keeps the data across stop() and start(). `binaries`: where they are (tests).
  */
-export async function startEmbeddedPg(dir: string, opts: { fsync: boolean; persistent: boolean; binaries?: typeof binaries }): Promise<EmbeddedPg> {
+export async function startEmbeddedPg(
+  dir: string,
+  opts: { fsync: boolean; persistent: boolean; binaries?: typeof binaries; flags?: string[] },
+): Promise<EmbeddedPg> {
   const log: string[] = [];
   const fail = (err: unknown): never => {
     const why = (err as NodeJS.ErrnoException).code === "EACCES" ? `${(err as Error).message} (its user cannot reach the binaries)` : (err as Error).message;
@@ -148,7 +151,7 @@ export async function startEmbeddedPg(dir: string, opts: { fsync: boolean; persi
   }
 
   let server: ChildProcess | null = null;
-  const flags = ["-c", "listen_addresses=127.0.0.1", "-c", "max_connections=200", ...(opts.fsync ? [] : ["-c", "fsync=off"])];
+  const flags = ["-c", "listen_addresses=127.0.0.1", "-c", "max_connections=200", ...(opts.fsync ? [] : ["-c", "fsync=off"]), ...(opts.flags ?? [])];
   const pg = {
     start: () =>
       new Promise<void>((resolve, reject) => {

@@ -99,12 +99,22 @@ describe("step sizes", () => {
     expect(sizer.size).toBe(20);
   });
 
-  test("a step with a fixed part longer than STEP_MS (round trips) gets twice that fixed part", () => {
+  test("a step with a fixed part longer than STEP_MS (round trips) gets that fixed part and STEP_MS", () => {
     const sizer = stepSizer(1, 100);
-    sizer.took(10); // one unit took 10 ms: the target becomes 20 ms
+    sizer.took(10); // one unit took 10 ms: the target becomes 10 + STEP_MS
+    expect(sizer.size).toBe(Math.round((10 + STEP_MS) / 10));
+    const two = stepSizer(2, 100);
+    two.took(10); // the fixed part is not known before a step of one unit
+    expect(two.size).toBe(1);
+    two.took(10);
+    two.took(5); // one unit in 5 ms: the fixed part is 5 ms, the target 5 + STEP_MS
+    expect(two.size).toBe(Math.round((5 + STEP_MS) / 5));
+  });
+
+  test("a fixed part under STEP_MS gets twice itself", () => {
+    const sizer = stepSizer(1, 100);
+    sizer.took(STEP_MS * 0.6); // the target: 1.2 STEP_MS, twice as many units as now
     expect(sizer.size).toBe(2);
-    sizer.took(11);
-    expect(sizer.size).toBe(4);
   });
 
   test("never under one unit nor over the most", () => {

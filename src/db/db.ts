@@ -36,10 +36,12 @@ export interface DatabaseSize {
 
 export interface TxOptions {
   /**
-   * false: the commit does not wait for the disk (SQLite's `synchronous = NORMAL` for it, PostgreSQL's
-   * `synchronous_commit = off`): a crash of the machine may lose it whole, never part of it, and it never comes before
-   * a write that was acknowledged. Only for work that records its own progress in the same transaction and is redone
-   * from it (an import's batch, issue 47): its commit then costs no fsync, which the requests' writes wait behind.
+   * false: the commit need not wait for the disk: a crash of the machine may lose it whole, never part of it, and it
+   * never comes before a write that was acknowledged. Only for work that records its own progress in the same
+   * transaction and is redone from it (an import's batch, issue 47). SQLite commits it with `synchronous = NORMAL`
+   * (no fsync, which the requests' writes would wait behind: one writer). PostgreSQL commits it as any other: with
+   * `synchronous_commit = off` its WAL waited for the next commit that flushes, and a sign-up's COMMIT carried the
+   * import's steps to the disk (15-30 ms each, most of the sign-ups over 10 ms; bench/README.md, 2026-12-07).
    */
   durable?: boolean;
 }

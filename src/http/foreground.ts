@@ -93,8 +93,11 @@ async function pacedLoop(
 
 /**
  * The size of the next step, from how long the last one took: about STEP_MS. A step's fixed part (its transaction's
- * round trips on PostgreSQL, ~10 ms there under an import) would keep a step of STEP_MS at one unit (an import ran
- * ~200 rows/s): once a step of one unit took longer, the target is twice the fastest such step, half of it units.
+ * round trips on PostgreSQL, ~3-10 ms there under an import) would keep a step of STEP_MS at one unit: once a step of
+ * one unit took longer, the target is that fixed part (the fastest such step) and STEP_MS more, or twice the fixed
+ * part when that is less. On PostgreSQL a step holds the waitlist's line for most of its length, and a sign-up that
+ * comes meanwhile waits for it: twice the fixed part (3-7 rows) held it ~5 ms at the median and 15-30 ms at the p99,
+ * its fixed part and STEP_MS (1-2 rows) 1.6 and 5 ms, for a third fewer rows a second (bench/README.md, 2026-12-07).
  */
 export function stepSizer(first: number, max: number): { readonly size: number; took(ms: number): void } {
   let size = first;
@@ -106,7 +109,7 @@ export function stepSizer(first: number, max: number): { readonly size: number; 
     },
     took(ms) {
       if (size === 1) fixed = Math.min(fixed, ms);
-      const target = fixed === Infinity ? STEP_MS : Math.max(STEP_MS, 2 * fixed);
+      const target = fixed === Infinity ? STEP_MS : Math.max(STEP_MS, Math.min(2 * fixed, fixed + STEP_MS));
       // at most double or halve at a time: one slow step (a checkpoint, a page fault) does not swing the size
       const next = size * Math.min(2, Math.max(0.5, target / Math.max(ms, 0.01)));
       size = Math.max(1, Math.min(max, Math.round(next)));

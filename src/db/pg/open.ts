@@ -67,14 +67,10 @@ export async function openPgDb(settings: PgSettings): Promise<Db> {
     compact: async () => ({ freedPages: 0 }),
     size: async () => ({ bytes: Number((await client`SELECT pg_database_size(current_database()) AS b`)[0].b), walBytes: null }),
     onTiming: (hook: Timing["hook"]) => void (timing.hook = hook),
-    tx: timed(timing, "transaction", <T>(fn: (tx: Db) => Promise<T>, options?: TxOptions) =>
-      retried(() =>
-        builder.transaction(async (raw) => {
-          const conn = (raw as any).session.client as Sql;
-          if (options?.durable === false) await conn.unsafe("SET LOCAL synchronous_commit = off");
-          return fn(pgTx(raw, conn, db));
-        }),
-      )) as Db["tx"],
+    // `durable: false` is not taken up here (db.ts TxOptions): each commit flushes its own WAL
+    tx: timed(timing, "transaction", <T>(fn: (tx: Db) => Promise<T>, _options?: TxOptions) =>
+      retried(() => builder.transaction(async (raw) => fn(pgTx(raw, (raw as any).session.client as Sql, db)))),
+    ) as Db["tx"],
     $path: null,
     $created: [],
   }) as unknown as Db;
