@@ -130,3 +130,10 @@ test("int8 and numeric come back as numbers, through the Store and the builder",
   await db.insert(db.t.accounts).values({ id: "a1", username: "a1", plan: "business", createdAt: 2 ** 41 });
   expect(await db.select({ at: db.t.accounts.createdAt }).from(db.t.accounts)).toEqual([{ at: 2 ** 41 }]);
 }, 30_000);
+
+test("a transaction that need not wait for the disk commits as any other: synchronous_commit stays on (db.ts TxOptions, issue 47)", async () => {
+  const { db } = await pooled();
+  const setting = async (tx: Db) => (await tx.rows<{ synchronous_commit: string }>(sql`SHOW synchronous_commit`))[0]!.synchronous_commit;
+  expect(await db.tx(setting, { durable: false })).toBe("on");
+  expect(await db.tx(setting)).toBe("on");
+}, 30_000);

@@ -86,6 +86,21 @@ const signUp = async (key: string, path: string, email: string, name?: string) =
   return r;
 };
 
+/** A waitlist whose one endpoint answers after `delayMs`, and a subscriber signed up to it (its created event sent). */
+async function signedUpBehind(name: string, delayMs: number) {
+  const { key, w, path } = await waitlist();
+  const route = `/${name}-${w.key}`;
+  hooks.answer(route, { delayMs });
+  await endpoint(key, path, { url: hooks.url(route) });
+  const email = `${name}-${uniq()}@example.com`;
+  await signUp(key, path, email);
+  return { key, path, route, email };
+}
+
+/** The receiver's first `n` deliveries on `route`, once the last of them was answered. */
+const answered = (route: string, n: number) =>
+  until(() => (hooks.at(route).length === n && hooks.at(route)[n - 1]!.answeredAt ? hooks.at(route) : null), 15_000, `${n} deliveries`);
+
 const log = async (key: string, path: string, id: string, query = "") => {
   const r = await s.request("GET", `${path}/webhooks/${id}/deliveries${query}`, { key });
   expect(r.status).toBe(200);
@@ -377,18 +392,12 @@ describe("webhook endpoints", () => {
   });
 
   test("a slow receiver gets one subscriber's events in order, each after the previous one was answered", async () => {
-    const { key, w, path } = await waitlist();
-    const slow = `/slow-${w.key}`;
-    hooks.answer(slow, { delayMs: 300 });
-    await endpoint(key, path, { url: hooks.url(slow) });
-    const email = `slow-${uniq()}@example.com`;
-    await signUp(key, path, email);
+    const { key, path, route: slow, email } = await signedUpBehind("slow", 300);
     // each change follows the answer to the one before: its event carries it, however soon the next one comes
     // (a waiting event's payload is fixed before the next change to its subscriber commits)
     const names = ["One", "Two", "Three", "Four", "Five"];
     for (const name of names) expect((await s.request("PUT", `${path}/subscribers/${email}`, { key, body: { name } })).status).toBe(200);
-    const n = names.length + 1;
-    const hits = await until(() => (hooks.at(slow).length === n && hooks.at(slow)[n - 1]!.answeredAt ? hooks.at(slow) : null), 15_000, `${n} deliveries`);
+    const hits = await answered(slow, names.length + 1);
     expect(hits.map((h) => [h.body.type, h.body.data.subscriber.name])).toEqual([
       ["subscriber.created", null],
       ...names.map((name) => ["subscriber.updated", name]),
@@ -397,13 +406,8 @@ describe("webhook endpoints", () => {
   });
 
   test("a PUT, a tag, an untag and a rejection each fix the subscriber's earlier event before they change it, however late it would be rendered", async () => {
-    const { key, w, path } = await waitlist();
-    const held = `/held-${w.key}`;
     // the created event is in flight while the changes are made: each of theirs waits behind it
-    hooks.answer(held, { delayMs: 4_000 });
-    await endpoint(key, path, { url: hooks.url(held) });
-    const email = `held-${uniq()}@example.com`;
-    await signUp(key, path, email);
+    const { key, path, route: held, email } = await signedUpBehind("held", 4_000);
     const [{ id }] = await s.query(sql`SELECT id FROM subscribers WHERE email = ${email}`);
     // as if the renderer that runs after each commit had not got to the latest event yet (it lost that race under load in CI)
     const unrender = async () => {
@@ -426,8 +430,7 @@ describe("webhook endpoints", () => {
       expect((await s.request(method, url, { key, ...(body ? { body } : {}) })).status).toBe(200);
     }
     hooks.answer(held, {});
-    const n = changes.length + 1;
-    const hits = await until(() => (hooks.at(held).length === n && hooks.at(held)[n - 1]!.answeredAt ? hooks.at(held) : null), 15_000, `${n} deliveries`);
+    const hits = await answered(held, changes.length + 1);
     const seen = hits.map((h) => {
       const sub = h.body.data.subscriber;
       return [h.body.type, sub.name, sub.tags.map((t: { name: string }) => t.name), sub.status];

@@ -4,7 +4,7 @@
 // columns map their own.
 import { SQL as Sql } from "bun";
 import { drizzle } from "drizzle-orm/bun-sql";
-import type { Db, TxOptions } from "../db";
+import type { Db } from "../db";
 import { DatabaseOpenError, isDatabaseUnavailable } from "../errors";
 import * as schema from "../schema";
 import * as pgSchema from "../schema.pg";
@@ -68,7 +68,7 @@ export async function openPgDb(settings: PgSettings): Promise<Db> {
     size: async () => ({ bytes: Number((await client`SELECT pg_database_size(current_database()) AS b`)[0].b), walBytes: null }),
     onTiming: (hook: Timing["hook"]) => void (timing.hook = hook),
     // `durable: false` is not taken up here (db.ts TxOptions): each commit flushes its own WAL
-    tx: timed(timing, "transaction", <T>(fn: (tx: Db) => Promise<T>, _options?: TxOptions) =>
+    tx: timed(timing, "transaction", <T>(fn: (tx: Db) => Promise<T>) =>
       retried(() => builder.transaction(async (raw) => fn(pgTx(raw, (raw as any).session.client as Sql, db)))),
     ) as Db["tx"],
     $path: null,
