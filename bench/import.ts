@@ -2,8 +2,9 @@
 // streamed into the server's import while sign-ups arrive at a steady pace, then exported as CSV and as JSON Lines.
 // Figures: the server's peak resident memory through the import and through each export (VmHWM, reset before each
 // phase), the sign-ups' p50/p99 while the file is staged, run and its staged rows deleted against the same pace idle
-// (before the import: the bar's baseline; and after it, which also shows what the import leaves behind), rows a
-// second, MB a second out; and the import checked row by row from the export (bench/README.md, issue 47).
+// (before the import: the bar's baseline; right after it, which also shows what the import leaves behind; and once
+// that has settled, the list at its full size), rows a second, MB a second out; and the import checked row by row
+// from the export (bench/README.md, issue 47).
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -19,7 +20,7 @@ const ROWS = args.includes("--rows") ? Number(args[args.indexOf("--rows") + 1]) 
 if (!Number.isInteger(ROWS) || ROWS < 10) throw new Error("--rows takes a whole number of at least 10");
 /** Sign-ups a second, every phase alike (BENCH_PACE), sent in turn to the importing waitlist and to another one. */
 const PACE = Number(process.env.BENCH_PACE ?? 100);
-/** Sign-ups in each idle phase (BENCH_IDLE): one before the import, one after it. */
+/** Sign-ups in each idle phase (BENCH_IDLE): one before the import, one right after it, one once settled. */
 const IDLE = Number(process.env.BENCH_IDLE ?? 2_000);
 /** A skip re-import of the whole file runs up to this size only: past it, it would double a run's time. */
 const REIMPORT_MAX = 100_000;
@@ -191,12 +192,24 @@ try {
 
     // sign-ups compiled for good before anything is measured (lib.ts warmUp), on a third waitlist
     await warmUp({ url: `${server.url}/api/v1/waitlist/${warm}/sign-up`, method: "POST", headers: { "x-api-key": apiKey, "content-type": "application/json" }, emailBody: true, duration: 1 });
-    log("warmed up; idle sign-ups");
-    const idleBefore = await pacedSignUps(server.url, apiKey, keys, { count: IDLE }, "idle1");
-
-    // whether an import's staged rows are still there, read beside the server (its own connection)
+    // beside the server (its own connection): whether an import's staged rows are still there, PostgreSQL's upkeep
     const reader = pg ? new SQL(dbUrl, { max: 1 }) : createClient({ url: dbUrl });
     closeReader = async () => void (pg ? await (reader as SQL).close() : (reader as Client).close());
+    /**
+     * Leaves the database nothing of its own to do, so that an idle phase is idle: on PostgreSQL the vacuum and analyze
+     * that autovacuum would run after the warm-up's thousands of sign-ups, or after the import (a p99 of 36 ms in the
+     * idle phase after the warm-up, 4.7 ms at the median, without this), then a checkpoint. Its time in seconds.
+     */
+    const settle = async () => {
+      const start = performance.now();
+      if (!pg) return 0;
+      await (reader as SQL).unsafe("VACUUM (ANALYZE)");
+      await (reader as SQL).unsafe("CHECKPOINT");
+      return (performance.now() - start) / 1000;
+    };
+    const settledBefore = await settle();
+    log(`warmed up, settled in ${fmt(settledBefore, 0)} s; idle sign-ups`);
+    const idleBefore = await pacedSignUps(server.url, apiKey, keys, { count: IDLE }, "idle1");
     const stagedLeft = async (id: string) => {
       const q = "SELECT 1 AS x FROM import_rows WHERE import_id = $1 LIMIT 1";
       return pg ? (await (reader as SQL).unsafe(q, [id])).length > 0 : (await (reader as Client).execute({ sql: q.replace("$1", "?"), args: [id] })).rows.length > 0;
@@ -254,9 +267,28 @@ try {
           round(max_exec_time::numeric, 1) AS max_ms, wal_bytes, left(regexp_replace(query, '\\s+', ' ', 'g'), 110) AS query
         FROM pg_stat_statements ORDER BY total_exec_time DESC LIMIT 25`);
       for (const r of top) log(`${r.calls}\t${r.total_ms}\t${r.mean_ms}\t${r.max_ms}\t${r.wal_bytes}\t${r.query}`);
+      // updates that wrote no index entry (HOT) against all, by table; the WAL in all and in full-page images
+      // (PostgreSQL 18's statistics: the bench's server is npm's)
+      const tables = await statements.unsafe(`SELECT relname, n_tup_ins, n_tup_upd, n_tup_hot_upd, autovacuum_count, autoanalyze_count,
+          round(total_autovacuum_time::numeric) AS vacuum_ms, round(total_autoanalyze_time::numeric) AS analyze_ms
+        FROM pg_stat_user_tables WHERE n_tup_upd > 0 OR autovacuum_count > 0 ORDER BY n_tup_upd DESC LIMIT 12`);
+      for (const r of tables) {
+        log(`table ${r.relname}: ${r.n_tup_ins} inserted, ${r.n_tup_upd} updated (${r.n_tup_hot_upd} HOT); autovacuum ${r.autovacuum_count}x ${r.vacuum_ms} ms, analyze ${r.autoanalyze_count}x ${r.analyze_ms} ms`);
+      }
+      const [wal] = await statements.unsafe(`SELECT wal_records, wal_fpi, wal_bytes FROM pg_stat_wal`);
+      log(`WAL since the server started: ${wal.wal_records} records, ${wal.wal_fpi} full-page images, ${fmt(Number(wal.wal_bytes) / 1e6, 0)} MB`);
+      const [cp] = await statements.unsafe(`SELECT num_timed, num_requested, round(write_time::numeric) AS write_ms, round(sync_time::numeric) AS sync_ms, buffers_written FROM pg_stat_checkpointer`);
+      log(`checkpoints: ${cp.num_timed} timed, ${cp.num_requested} requested; ${cp.buffers_written} buffers written in ${cp.write_ms} ms, synced in ${cp.sync_ms} ms`);
+      const io = await statements.unsafe(`SELECT backend_type, object, sum(writes) AS writes, sum(fsyncs) AS fsyncs, sum(reads) AS reads, sum(evictions) AS evictions
+        FROM pg_stat_io GROUP BY backend_type, object HAVING sum(writes) + sum(reads) > 0 ORDER BY sum(writes) DESC NULLS LAST`);
+      for (const r of io) log(`io ${r.backend_type} ${r.object}: ${r.writes} writes, ${r.fsyncs} fsyncs, ${r.reads} reads, ${r.evictions} evictions`);
     }
     log(`imported in ${fmt(imp.totalS, 1)} s (staged in ${fmt(imp.stageS, 1)} s)`);
     const idleAfter = await pacedSignUps(server.url, apiKey, keys, { count: IDLE }, "idle2");
+    // the list at its full size with nothing else going on
+    const settleS = await settle();
+    log(`settled in ${fmt(settleS, 0)} s; idle sign-ups again`);
+    const idleSettled = await pacedSignUps(server.url, apiKey, keys, { count: IDLE }, "idle3");
 
     // the export, read to its end: bytes, lines, and (JSON Lines) every imported row checked against the file
     const exportOnce = async (format: "csv" | "jsonl", onLine?: (line: string) => void) => {
@@ -329,7 +361,7 @@ try {
     if (process.env.BENCH_DUMP) writeFileSync(process.env.BENCH_DUMP, JSON.stringify({ staged: performance.timeOrigin + imp.stagedAt, done: performance.timeOrigin + imp.doneAt, lat: [...imp.paced!.latencies.values()].flat().map((x) => [performance.timeOrigin + x.at, x.ms]) }));
     const liveSent = (p: Paced) => p.latencies.get(target)!.length;
     const total = (await api("GET", `/waitlist/${target}/subscribers?limit=1`)).total as number;
-    const totalWanted = ROWS + liveSent(idleBefore) + liveSent(imp.paced!) + liveSent(idleAfter);
+    const totalWanted = ROWS + liveSent(idleBefore) + liveSent(imp.paced!) + liveSent(idleAfter) + liveSent(idleSettled);
     if (total !== totalWanted) problem(`the waitlist holds ${total}, expected ${totalWanted} (${ROWS} imported and the sign-ups)`);
     if (live !== totalWanted - ROWS) problem(`the export holds ${live} sign-ups, expected ${totalWanted - ROWS}`);
     const v = imp.view;
@@ -349,7 +381,7 @@ try {
     const rowsFor = (key: string, label: string) => {
       const before = idleBefore.latencies.get(key)!;
       const after = idleAfter.latencies.get(key)!;
-      const [i, b, a] = [stats([...before, ...after]), stats(before), stats(after)];
+      const [i, b, a, z] = [stats([...before, ...after]), stats(before), stats(after), stats(idleSettled.latencies.get(key)!)];
       const during = imp.paced!.latencies.get(key)!;
       const d = stats(during);
       const staging = stats(during.filter((x) => x.at < imp.stagedAt));
@@ -372,10 +404,12 @@ try {
         // (PostgreSQL at 1,000,000 rows: autovacuum of the rows staged and deleted, a p99 of 150-180 ms)
         [`p99 upload to none left / idle p99 before, ${label} (issue 47: under 2)`, `**${fmt(d.p99 / b.p99, 2)}**`, "-", "-", "-"],
         [`p99 idle after / idle before, ${label} (the import's aftermath)`, fmt(a.p99 / b.p99, 2), "-", "-", "-"],
+        [`sign-ups to ${label}, idle once settled (n ${z.n}; the list at its full size)`, `${PACE / keys.length} /s`, fmt(z.p50, 2), fmt(z.p99, 2), "-"],
+        [`p99 upload to none left / idle p99 settled, ${label}`, fmt(d.p99 / z.p99, 2), "-", "-", "-"],
       ];
     };
     const mb = (n: number) => `${fmt(n, 0)} MB`;
-    const failed = idleBefore.failed + imp.paced!.failed + idleAfter.failed;
+    const failed = idleBefore.failed + imp.paced!.failed + idleAfter.failed + idleSettled.failed;
     console.log(`Import of ${ROWS.toLocaleString("en")} rows (${fmt(fileBytes / 1e6, 1)} MB, Viral Loops' columns) on ${pg ? "PostgreSQL" : "embedded libSQL"}; sign-ups at ${PACE}/s in turn to the importing waitlist and another`);
     console.log(
       table(["measure", "value", "p50 ms", "p99 ms", "x ceiling"], [
@@ -384,6 +418,7 @@ try {
         [`import: upload and staging (202)`, `${fmt(imp.stageS, 1)} s`, "-", "-", "-"],
         [`import: run (202 to done)`, `${fmt(imp.runS, 1)} s`, "-", "-", "-"],
         [`import: staged rows deleted (done to none left)`, `${fmt(imp.cleanS, 1)} s`, "-", "-", "-"],
+        [`settled (PostgreSQL: VACUUM ANALYZE, CHECKPOINT) after the warm-up / after the import and its idle phase`, `${fmt(settledBefore, 1)} / ${fmt(settleS, 1)} s`, "-", "-", "-"],
         [`import: rows/s, upload to done`, `${fmt(ROWS / imp.totalS, 0)} rows/s`, "-", "-", "-"],
         [`server peak RSS (VmHWM) through the import / highest 100 ms sample`, `${mb(imp.peak)} / ${mb(imp.sampled)}`, "-", "-", "-"],
         ...rowsFor(target, "the importing waitlist"),

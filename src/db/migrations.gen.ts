@@ -39,6 +39,7 @@ import p0010 from "../../drizzle-pg/0010_keys_audit.sql" with { type: "text" };
 import p0011 from "../../drizzle-pg/0011_users.sql" with { type: "text" };
 import p0012 from "../../drizzle-pg/0012_webhook_endpoints.sql" with { type: "text" };
 import p0013 from "../../drizzle-pg/0013_webhook_settings_columns.sql" with { type: "text" };
+import p0014 from "../../drizzle-pg/0014_import_rows_fillfactor.sql" with { type: "text" };
 
 export const migrations: { tag: string; sql: string }[] = [
   { tag: "0000_init", sql: m0000 },
@@ -84,4 +85,5 @@ export const pgMigrations: { tag: string; sql: string }[] = [
   { tag: "0011_users", sql: p0011 },
   { tag: "0012_webhook_endpoints", sql: p0012 },
   { tag: "0013_webhook_settings_columns", sql: p0013 },
+  { tag: "0014_import_rows_fillfactor", sql: p0014 },
 ];

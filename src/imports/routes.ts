@@ -7,7 +7,7 @@ import { sql } from "drizzle-orm";
 import type { Config } from "../config";
 import type { Db } from "../db/db";
 import type { apiGuard, Waitlist } from "../http/api";
-import { cappedStream, IMPORT_MAX_BYTES } from "../http/body-limit";
+import { cappedStream, IMPORT_MAX_BYTES, UPLOAD_IDLE_S } from "../http/body-limit";
 import { errorResponses } from "../http/error-schemas";
 import { AppError, badRequest, notFound } from "../http/errors";
 import { processImport } from "./run";
@@ -105,8 +105,9 @@ export function importRoutes(deps: { db: Db; config: Config; api: ReturnType<typ
     .use(deps.api)
     .post(
       "/subscribers/import",
-      async ({ auth, request, query, set }) => {
+      async ({ auth, request, query, set, server }) => {
         const w = auth.waitlist! as Waitlist;
+        server?.timeout(request, UPLOAD_IDLE_S);
         const given = query as Record<string, string>;
         const unknown = Object.keys(given).find((k) => !OPTIONS.includes(k));
         if (unknown) throw badRequest(`Unknown query parameter "${unknown}"; allowed: ${OPTIONS.join(", ")}`);

@@ -122,8 +122,25 @@ async function runFor(db: Db, importId: string, ms: number, holder: string): Pro
   return "done";
 }
 
-/** One batch of up to `size` rows; false when no row was left. */
+/**
+ * One batch of up to `size` rows; false when no row was left. A batch of `skip` mode reads the list without holding
+ * the waitlist's line and takes it with its writes (held then for their execution and the COMMIT only, not also for the
+ * reads' round trip and the rows' checks on the event loop: on PostgreSQL a sign-up that comes meanwhile waits for
+ * it); one whose writes then meet a change made meanwhile (an email or a referral code taken, a referrer erased) is
+ * rolled back whole and runs again with the line held from its first read, as `update` mode's batches always do (they
+ * merge the metadata they read).
+ */
 async function runBatch(db: Db, w: Waitlist, imp: ImportRow, holder: string, size: number): Promise<boolean> {
+  const lockFirst = imp.mode === "update";
+  try {
+    return await runBatchOnce(db, w, imp, holder, size, lockFirst);
+  } catch (err) {
+    if (lockFirst) throw err;
+    return runBatchOnce(db, w, imp, holder, size, true);
+  }
+}
+
+async function runBatchOnce(db: Db, w: Waitlist, imp: ImportRow, holder: string, size: number, lockFirst: boolean): Promise<boolean> {
   let more = true;
   try {
     await db.tx(async (tx) => {
@@ -141,12 +158,14 @@ async function runBatch(db: Db, w: Waitlist, imp: ImportRow, holder: string, siz
         more = false;
         return;
       }
-      const { counts, problems, writes } = await runRows(tx, w, imp, rows);
+      const { counts, problems, writes, inserts } = await runRows(tx, w, imp, rows, lockFirst);
       const last = rows[rows.length - 1]!;
       // a dry run's batch is rolled back: only what it counted is kept
       if (imp.dry_run) throw new DryRun(counts, problems, last, at.errors);
       // the rows' writes, the counts and the cursor in one go (on PostgreSQL one round trip, under the line's lock)
-      await tx.write([...writes, progress(imp, holder, at.errors, counts, problems, last)]);
+      const done = await tx.write([...writes, progress(imp, holder, at.errors, counts, problems, last)]);
+      // a sign-up's INSERT leaves an email taken meanwhile alone (ON CONFLICT DO NOTHING): the batch is rolled back
+      if (inserts.some((i) => done[i]!.length === 0)) throw new Error(`import ${imp.id}: an email of the batch was taken since it was read`);
       // redone from the cursor if a crash loses it: its commit need not wait for the disk (db.ts TxOptions)
     }, { durable: false });
   } catch (err) {
@@ -246,7 +265,13 @@ function credit(w: Waitlist, refereeId: string, referrerId: string, points: numb
 }
 
 /** What the batch's rows come to: counts, problems, and the writes (in the rows' order) that make them so. */
-async function runRows(tx: Db, w: Waitlist, imp: ImportRow, rows: Staged[]): Promise<{ counts: Counts; problems: Problem[]; writes: SQL[] }> {
+async function runRows(
+  tx: Db,
+  w: Waitlist,
+  imp: ImportRow,
+  rows: Staged[],
+  lockFirst: boolean,
+): Promise<{ counts: Counts; problems: Problem[]; writes: SQL[]; inserts: number[] }> {
   const counts: Counts = { created: 0, updated: 0, skipped: 0, invalid: 0 };
   const problems: Problem[] = [];
   const invalid = (line: number, message: string) => {
@@ -256,10 +281,10 @@ async function runRows(tx: Db, w: Waitlist, imp: ImportRow, rows: Staged[]): Pro
   const questions = formFieldsOf(w).map((q) => ({ ...q, required: false }));
   const parsed = rows.map((r) => ({ row: r, data: JSON.parse(r.data) as RowData }));
   const usable = parsed.filter((p) => !p.data.error).map((p) => p.data);
-  // the line's lock first, as every write to it takes it (lock.ts); the reads go out behind it without waiting for it
-  // (a connection runs its statements in the order sent), so on PostgreSQL they cost the lock one round trip
+  // the line's lock before the writes, as every write to it takes it (lock.ts): first (the reads go out behind it
+  // without waiting for it: a connection runs its statements in the order sent), or at the head of the writes (below)
   const [, tags, known] = await Promise.all([
-    tx.rows(lockLine(tx, w.id)),
+    lockFirst ? tx.rows(lockLine(tx, w.id)) : null,
     tagIds(tx, w, usable.flatMap((d) => d.tags ?? [])),
     batchContext(tx, w, imp, usable),
   ]);
@@ -276,7 +301,10 @@ async function runRows(tx: Db, w: Waitlist, imp: ImportRow, rows: Staged[]): Pro
   const referralPoints = givesPoints(imp) ? 0 : w.referralEnabled ? w.referralPoints : 0;
   const signUpPoints = w.referralEnabled ? w.signupPoints : 0;
   const at = now();
-  const writes: SQL[] = [];
+  // the line's lock at the head of the writes when the reads went without it
+  const writes: SQL[] = lockFirst ? [] : [lockLine(tx, w.id)];
+  /** Where each new subscriber's INSERT is among the writes. */
+  const inserts: number[] = [];
   const out = nothing();
   for (const { row, data } of parsed) {
     if (data.error) {
@@ -352,6 +380,7 @@ async function runRows(tx: Db, w: Waitlist, imp: ImportRow, rows: Staged[]): Pro
       webhookEvent(out, w, "subscriber.created", id);
       if (w.welcomeEnabled) emailOut(out, w, "welcome", id);
     }
+    inserts.push(writes.length);
     writes.push(
       tx.insertSubscriber({
         id,
@@ -388,7 +417,7 @@ async function runRows(tx: Db, w: Waitlist, imp: ImportRow, rows: Staged[]): Pro
       mark(id, pending),
     );
   }
-  return { counts, problems, writes: [...writes, ...out.statements] };
+  return { counts, problems, writes: [...writes, ...out.statements], inserts };
 }
 
 /** Rows whose referrer came later in the file: linked now that every row is in (a referrer still missing is a problem). */
