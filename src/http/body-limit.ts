@@ -16,10 +16,10 @@ const tooLarge = (cap = MAX_BODY_BYTES) => new AppError("payload_too_large", `Th
 /** Issue 47: an import's CSV is the one body read as a stream by its route, up to this many bytes. */
 export const IMPORT_MAX_BYTES = 1024 * 1024 * 1024;
 /**
- * An upload's connection may be silent this long (Bun.serve's idleTimeout, 10 s, for the others: serve.ts). Bun times a
- * request with a body from the moment its body has come in, not from the handler's last read of it: an import whose
- * staging ran 10 s past that was cut off mid-staging with ECONNRESET (two of four 200,000-row bench runs on PostgreSQL,
- * where the body was in well before the staging ended). Set for the request in its handler (`server.timeout`).
+ * An upload's connection may be silent this long (Bun.serve's idleTimeout, 10 s, for the others: serve.ts). Bun's idle
+ * timer runs while the handler is still reading a body the server has received, and an import's body is read only as
+ * fast as it is staged: uploads were cut off mid-staging with ECONNRESET (two of four 200,000-row bench runs on
+ * PostgreSQL). Set for the request in its handler (`server.timeout`).
  */
 export const UPLOAD_IDLE_S = 120;
 const IMPORT_PATH = /^\/api\/v1\/waitlist\/[^/]+\/subscribers\/import$/;
