@@ -120,7 +120,13 @@ interface Paced {
  * slow the pace), in turn to each waitlist of `keys`, until `stop()` says so or `count` were sent. Latency from send
  * to the whole answer read.
  */
-async function pacedSignUps(url: string, apiKey: string, keys: string[], until: { count?: number; stop?: () => boolean }, tag: string): Promise<Paced> {
+async function pacedSignUps(
+  url: string,
+  apiKey: string,
+  keys: string[],
+  until: { count?: number; stop?: () => boolean; onSample?: (key: string, ms: number) => void },
+  tag: string,
+): Promise<Paced> {
   const latencies = new Map(keys.map((k) => [k, [] as { at: number; ms: number }[]]));
   let failed = 0;
   const inFlight = new Set<Promise<void>>();
@@ -140,7 +146,9 @@ async function pacedSignUps(url: string, apiKey: string, keys: string[], until: 
     }).then(
       async (res) => {
         await res.arrayBuffer();
-        if (res.ok) latencies.get(key)!.push({ at: sent, ms: performance.now() - sent });
+        const ms = performance.now() - sent;
+        if (res.ok) latencies.get(key)!.push({ at: sent, ms });
+        if (res.ok) until.onSample?.(key, ms);
         else failed++;
       },
       () => void failed++,
@@ -210,6 +218,7 @@ try {
     const settledBefore = await settle();
     log(`warmed up, settled in ${fmt(settledBefore, 0)} s; idle sign-ups`);
     const idleBefore = await pacedSignUps(server.url, apiKey, keys, { count: IDLE }, "idle1");
+    log(`idle p99 before: ${keys.map((k) => fmt(stats(idleBefore.latencies.get(k)!).p99, 2)).join(" / ")} ms (same / other)`);
     const stagedLeft = async (id: string) => {
       const q = "SELECT 1 AS x FROM import_rows WHERE import_id = $1 LIMIT 1";
       return pg ? (await (reader as SQL).unsafe(q, [id])).length > 0 : (await (reader as Client).execute({ sql: q.replace("$1", "?"), args: [id] })).rows.length > 0;
@@ -221,7 +230,10 @@ try {
       const sampler = rssSampler(server.pid);
       let done: any = null;
       let dropped = false;
-      const during = withSignUps ? pacedSignUps(server.url, apiKey, keys, { stop: () => dropped }, mode) : null;
+      // the sign-ups since the last progress line, by waitlist: a long run's tail can be followed as it goes
+      const recent = new Map(keys.map((k) => [k, [] as { ms: number }[]]));
+      const onSample = (key: string, ms: number) => void recent.get(key)!.push({ ms });
+      const during = withSignUps ? pacedSignUps(server.url, apiKey, keys, { stop: () => dropped, onSample }, mode) : null;
       const t0 = performance.now();
       const res = await fetch(`${wl}/subscribers/import?mode=${mode}`, { method: "POST", headers: { "x-api-key": apiKey, "content-type": "text/csv" }, body: Bun.file(csv) });
       const accepted = (await res.json().catch(() => null)) as any;
@@ -242,7 +254,9 @@ try {
         if (performance.now() - lastLog > 30_000) {
           lastLog = performance.now();
           const doneRows = view.created + view.updated + view.skipped + view.invalid;
-          log(`${mode} import: ${doneRows.toLocaleString("en")} of ${view.rows.toLocaleString("en")} rows after ${fmt((performance.now() - t0) / 1000, 0)} s`);
+          const tail = [...recent.values()].map((samples) => (samples.length ? fmt(stats(samples).p99, 1) : "-")).join(" / ");
+          for (const samples of recent.values()) samples.length = 0;
+          log(`${mode} import: ${doneRows.toLocaleString("en")} of ${view.rows.toLocaleString("en")} rows after ${fmt((performance.now() - t0) / 1000, 0)} s; sign-ups' p99 since the last line ${tail} ms`);
         }
         await Bun.sleep(500);
       }

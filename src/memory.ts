@@ -45,8 +45,21 @@ export function memoryBudget(budgetBytes: number, runtime: Runtime): (at: number
  * server 50-100 ms there, a second or more apart, and those stops were most of the sign-ups' slowest 1% through an
  * import (issue 47); its memory is bounded by its own pacing, and the first check after it ends collects what it left.
  * (A check made at once when it ended fell between an upload's staging and its run, a stop of its own.)
+ * `onCollect` hears of each collection, how long it stopped the server and what it gave back (serve.ts logs it at the
+ * debug level: 22-59 ms at 150-185 MB under a 64-connection load, bench/README.md). Answers a function that stops it.
  */
-export function keepMemoryNear(budgetBytes: number, busy?: () => boolean): void {
-  const check = memoryBudget(budgetBytes, { collect: () => Bun.gc(true), rss: () => process.memoryUsage.rss(), busy });
-  setInterval(() => check(performance.now()), CHECK_MS).unref();
+export function keepMemoryNear(budgetBytes: number, busy?: () => boolean, onCollect?: (collection: Collection) => void): () => void {
+  const collect = () => {
+    const [before, started] = [process.memoryUsage.rss(), performance.now()];
+    Bun.gc(true);
+    onCollect?.({ rss_before_mb: mb(before), rss_after_mb: mb(process.memoryUsage.rss()), ms: Math.round((performance.now() - started) * 10) / 10 });
+  };
+  const check = memoryBudget(budgetBytes, { collect, rss: () => process.memoryUsage.rss(), busy });
+  const timer = setInterval(() => check(performance.now()), CHECK_MS).unref();
+  return () => clearInterval(timer);
 }
+
+/** A budget's full collection: the resident memory before and after it (MB), and how long it took (ms). */
+export type Collection = { rss_before_mb: number; rss_after_mb: number; ms: number };
+
+const mb = (bytes: number) => Math.round(bytes / 1e5) / 10;

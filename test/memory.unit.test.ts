@@ -1,7 +1,7 @@
 // The resident-memory budget's decision (src/memory.ts): a full collection only over the budget, only once the memory
 // has grown by 8 MB since the last collection left it, and at most once every 3 s.
 import { describe, expect, test } from "bun:test";
-import { memoryBudget } from "../src/memory";
+import { keepMemoryNear, memoryBudget, type Collection } from "../src/memory";
 
 const MB = 1024 * 1024;
 
@@ -70,5 +70,21 @@ describe("memory budget", () => {
     state.busy = false;
     expect(check(31_000)).toBe(true);
     expect(state.collections).toBe(1);
+  });
+
+  test("a budget under the process's memory collects within its first checks and says what it stopped and gave back", async () => {
+    const heard: Collection[] = [];
+    const stop = keepMemoryNear(1, undefined, (c) => heard.push(c));
+    try {
+      const deadline = performance.now() + 5_000;
+      while (heard.length === 0 && performance.now() < deadline) await Bun.sleep(50);
+      expect(heard.length).toBe(1);
+      const [c] = heard;
+      expect(c!.rss_before_mb).toBeGreaterThan(1);
+      expect(c!.rss_after_mb).toBeGreaterThan(0);
+      expect(c!.ms).toBeGreaterThanOrEqual(0);
+    } finally {
+      stop();
+    }
   });
 });

@@ -65,7 +65,7 @@ export async function serve(flags: Map<string, string>, env: Record<string, stri
   // compaction is the embedded file's upkeep (incremental vacuum, WAL truncation); PostgreSQL runs its own autovacuum
   const embedded = db.d.name === "sqlite";
   const jobs = startJobs({ db, dispatcher, mailRatePerMinute: config.mailRatePerMinute }, log, embedded ? JOBS : JOBS.filter((j) => j.name !== "compact-database"));
-  keepMemoryNear(MEMORY_BUDGET, backgroundWork);
+  keepMemoryNear(MEMORY_BUDGET, backgroundWork, (fields) => log.debug("memory budget: full collection", fields));
   // once, before the first request: drops the code compiled for start-up (routes, schemas, migrations) and collects,
   // so the live heap that JavaScriptCore's growth multiplies under load is smaller (issue 19: a 3-6 MB lower peak).
   // Not under load: there it throws away optimized code too, and the JIT backs off (docs/decisions.md)

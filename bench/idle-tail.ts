@@ -1,0 +1,89 @@
+// `bun bench/idle-tail.ts [--pg] [N...]` (issue 47): the sign-ups' tail at a steady pace with nothing else going on, on
+// lists seeded to each size N (bench/seed.ts), one after the other on the same server: whether the tail grows with the
+// list alone, with no import before it. Sign-ups go in turn to the seeded waitlist and to an empty one of the same
+// account, after a warm-up and with the database settled (PostgreSQL: VACUUM ANALYZE, CHECKPOINT), as bench/import.ts
+// does its idle phases. BENCH_BIN, BENCH_PACE, BENCH_IDLE, BENCH_PG_FLAGS as there.
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { SQL } from "bun";
+import { createClient } from "@libsql/client";
+import { fmt, percentile, startServer, table, warmUp } from "./lib";
+import { startPg } from "./pg";
+import { BENCH_KEY, seed, WAITLIST_KEY, WARM_WAITLIST_KEY } from "./seed";
+
+const args = process.argv.slice(2);
+const usePg = args.includes("--pg");
+const sizes = args.filter((a) => /^\d+$/.test(a)).map(Number);
+if (sizes.length === 0) sizes.push(5_000, 270_000);
+const PACE = Number(process.env.BENCH_PACE ?? 100);
+const IDLE = Number(process.env.BENCH_IDLE ?? 2_000);
+const log = (text: string) => console.error(`[idle-tail] ${text}`);
+
+/** IDLE sign-ups at PACE a second, in turn to each waitlist: each one's latencies in ms. */
+async function paced(url: string, keys: string[], tag: string): Promise<Map<string, number[]>> {
+  const latencies = new Map(keys.map((k) => [k, [] as number[]]));
+  const inFlight = new Set<Promise<void>>();
+  const t0 = performance.now();
+  for (let k = 0; k < IDLE; k++) {
+    const wait = t0 + (k * 1000) / PACE - performance.now();
+    if (wait > 0) await Bun.sleep(wait);
+    const key = keys[k % keys.length]!;
+    const sent = performance.now();
+    const p = fetch(`${url}/api/v1/waitlist/${key}/sign-up`, {
+      method: "POST",
+      headers: { "x-api-key": BENCH_KEY, "content-type": "application/json" },
+      body: JSON.stringify({ email: `idle-${tag}-${k}@bench.example` }),
+    }).then(async (res) => {
+      await res.arrayBuffer();
+      if (!res.ok) throw new Error(`sign-up: ${res.status}`);
+      latencies.get(key)!.push(performance.now() - sent);
+    });
+    inFlight.add(p);
+    void p.finally(() => inFlight.delete(p));
+  }
+  await Promise.all(inFlight);
+  return latencies;
+}
+
+const dir = mkdtempSync(join(tmpdir(), "bench-idle-"));
+const pg = usePg ? await startPg() : null;
+const rows: string[][] = [];
+try {
+  for (const n of sizes) {
+    const url = pg ? await pg.database(`idle_${n}`) : `file:${join(dir, `idle-${n}.db`)}`;
+    let t = performance.now();
+    await seed(url, n);
+    log(`seeded ${n.toLocaleString("en")} in ${fmt((performance.now() - t) / 1000, 1)} s`);
+    const server = await startServer(url, {}, process.env.BENCH_BIN);
+    try {
+      await warmUp({ url: `${server.url}/api/v1/waitlist/${WARM_WAITLIST_KEY}/sign-up`, method: "POST", headers: { "x-api-key": BENCH_KEY, "content-type": "application/json" }, emailBody: true, duration: 1 });
+      t = performance.now();
+      if (pg) {
+        const c = new SQL(url, { max: 1 });
+        await c.unsafe("VACUUM (ANALYZE)");
+        await c.unsafe("CHECKPOINT");
+        await c.close();
+      } else {
+        const c = createClient({ url });
+        await c.execute("PRAGMA wal_checkpoint(TRUNCATE)");
+        c.close();
+      }
+      log(`settled in ${fmt((performance.now() - t) / 1000, 1)} s`);
+      for (const round of [1, 2]) {
+        const lat = await paced(server.url, [WAITLIST_KEY, WARM_WAITLIST_KEY], `${n}-${round}`);
+        for (const [key, ms] of lat) {
+          const sorted = ms.sort((a, b) => a - b);
+          rows.push([`${n.toLocaleString("en")}`, `${round}`, key === WAITLIST_KEY ? "seeded" : "other", `${sorted.length}`, fmt(percentile(sorted, 50), 2), fmt(percentile(sorted, 90), 2), fmt(percentile(sorted, 99), 2), fmt(sorted.at(-1)!, 1)]);
+        }
+        log(rows.slice(-2).map((r) => r.join(" ")).join(" | "));
+      }
+    } finally {
+      await server.stop();
+    }
+  }
+  console.log(table(["seeded rows", "round", "waitlist", "n", "p50 ms", "p90 ms", "p99 ms", "max ms"], rows));
+} finally {
+  await pg?.stop();
+  rmSync(dir, { recursive: true, force: true });
+}
