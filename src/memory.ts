@@ -46,7 +46,7 @@ export function memoryBudget(budgetBytes: number, runtime: Runtime): (at: number
  * import (issue 47); its memory is bounded by its own pacing, and the first check after it ends collects what it left.
  * (A check made at once when it ended fell between an upload's staging and its run, a stop of its own.)
  * `onCollect` hears of each collection, how long it stopped the server and what it gave back (serve.ts logs it at the
- * debug level: 22-59 ms at 150-185 MB under a 64-connection load, bench/README.md). Answers a function that stops it.
+ * debug level: 22-59 ms at 146-184 MB under a 64-connection load, bench/README.md). Answers a function that stops it.
  */
 export function keepMemoryNear(budgetBytes: number, busy?: () => boolean, onCollect?: (collection: Collection) => void): () => void {
   const collect = () => {
