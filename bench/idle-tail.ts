@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SQL } from "bun";
 import { createClient } from "@libsql/client";
-import { fmt, percentile, startServer, table, warmUp } from "./lib";
+import { fmt, pacedSignUps, percentile, startServer, table, warmUp } from "./lib";
 import { startPg } from "./pg";
 import { BENCH_KEY, seed, WAITLIST_KEY, WARM_WAITLIST_KEY } from "./seed";
 
@@ -19,32 +19,6 @@ if (sizes.length === 0) sizes.push(5_000, 270_000);
 const PACE = Number(process.env.BENCH_PACE ?? 100);
 const IDLE = Number(process.env.BENCH_IDLE ?? 2_000);
 const log = (text: string) => console.error(`[idle-tail] ${text}`);
-
-/** IDLE sign-ups at PACE a second, in turn to each waitlist: each one's latencies in ms. */
-async function paced(url: string, keys: string[], tag: string): Promise<Map<string, number[]>> {
-  const latencies = new Map(keys.map((k) => [k, [] as number[]]));
-  const inFlight = new Set<Promise<void>>();
-  const t0 = performance.now();
-  for (let k = 0; k < IDLE; k++) {
-    const wait = t0 + (k * 1000) / PACE - performance.now();
-    if (wait > 0) await Bun.sleep(wait);
-    const key = keys[k % keys.length]!;
-    const sent = performance.now();
-    const p = fetch(`${url}/api/v1/waitlist/${key}/sign-up`, {
-      method: "POST",
-      headers: { "x-api-key": BENCH_KEY, "content-type": "application/json" },
-      body: JSON.stringify({ email: `idle-${tag}-${k}@bench.example` }),
-    }).then(async (res) => {
-      await res.arrayBuffer();
-      if (!res.ok) throw new Error(`sign-up: ${res.status}`);
-      latencies.get(key)!.push(performance.now() - sent);
-    });
-    inFlight.add(p);
-    void p.finally(() => inFlight.delete(p));
-  }
-  await Promise.all(inFlight);
-  return latencies;
-}
 
 const dir = mkdtempSync(join(tmpdir(), "bench-idle-"));
 const pg = usePg ? await startPg() : null;
@@ -71,9 +45,10 @@ try {
       }
       log(`settled in ${fmt((performance.now() - t) / 1000, 1)} s`);
       for (const round of [1, 2]) {
-        const lat = await paced(server.url, [WAITLIST_KEY, WARM_WAITLIST_KEY], `${n}-${round}`);
-        for (const [key, ms] of lat) {
-          const sorted = ms.sort((a, b) => a - b);
+        const { latencies, failed } = await pacedSignUps(server.url, BENCH_KEY, [WAITLIST_KEY, WARM_WAITLIST_KEY], PACE, { count: IDLE }, `${n}-${round}`);
+        if (failed) throw new Error(`${failed} sign-ups failed: ${server.failures().join("\n")}`);
+        for (const [key, samples] of latencies) {
+          const sorted = samples.map((x) => x.ms).sort((a, b) => a - b);
           rows.push([`${n.toLocaleString("en")}`, `${round}`, key === WAITLIST_KEY ? "seeded" : "other", `${sorted.length}`, fmt(percentile(sorted, 50), 2), fmt(percentile(sorted, 90), 2), fmt(percentile(sorted, 99), 2), fmt(sorted.at(-1)!, 1)]);
         }
         log(rows.slice(-2).map((r) => r.join(" ")).join(" | "));

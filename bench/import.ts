@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SQL } from "bun";
 import { createClient, type Client } from "@libsql/client";
-import { ceiling, ceilingRow, fmt, percentile, startServer, table, warmUp } from "./lib";
+import { ceiling, ceilingRow, fmt, pacedSignUps, percentile, startServer, table, warmUp, type Paced } from "./lib";
 import { startPg } from "./pg";
 
 const ROOT = join(import.meta.dir, "..");
@@ -107,59 +107,6 @@ function rssSampler(pid: number) {
   return { stop: () => (clearInterval(timer), sample(), max) };
 }
 
-// ---- sign-ups at a steady pace
-
-interface Paced {
-  /** Per waitlist key: each answered sign-up's send time (performance.now()) and latency, ms. */
-  latencies: Map<string, { at: number; ms: number }[]>;
-  failed: number;
-}
-
-/**
- * Sign-ups at PACE a second, each sent on its schedule whatever the earlier ones are doing (so a slow answer does not
- * slow the pace), in turn to each waitlist of `keys`, until `stop()` says so or `count` were sent. Latency from send
- * to the whole answer read.
- */
-async function pacedSignUps(
-  url: string,
-  apiKey: string,
-  keys: string[],
-  until: { count?: number; stop?: () => boolean; onSample?: (key: string, ms: number) => void },
-  tag: string,
-): Promise<Paced> {
-  const latencies = new Map(keys.map((k) => [k, [] as { at: number; ms: number }[]]));
-  let failed = 0;
-  const inFlight = new Set<Promise<void>>();
-  const t0 = performance.now();
-  for (let k = 0; ; k++) {
-    if (until.count !== undefined && k >= until.count) break;
-    if (until.stop?.()) break;
-    const due = t0 + (k * 1000) / PACE;
-    const wait = due - performance.now();
-    if (wait > 0) await Bun.sleep(wait);
-    const key = keys[k % keys.length]!;
-    const sent = performance.now();
-    const p = fetch(`${url}/api/v1/waitlist/${key}/sign-up`, {
-      method: "POST",
-      headers: { "x-api-key": apiKey, "content-type": "application/json" },
-      body: JSON.stringify({ email: `live-${tag}-${k}@bench.example` }),
-    }).then(
-      async (res) => {
-        await res.arrayBuffer();
-        const ms = performance.now() - sent;
-        if (res.ok) latencies.get(key)!.push({ at: sent, ms });
-        if (res.ok) until.onSample?.(key, ms);
-        else failed++;
-      },
-      () => void failed++,
-    );
-    inFlight.add(p);
-    void p.finally(() => inFlight.delete(p));
-  }
-  await Promise.all(inFlight);
-  return { latencies, failed };
-}
-
 const stats = (samples: { ms: number }[]) => {
   const sorted = samples.map((x) => x.ms).sort((a, b) => a - b);
   return { n: sorted.length, p50: percentile(sorted, 50), p99: percentile(sorted, 99) };
@@ -217,7 +164,7 @@ try {
     };
     const settledBefore = await settle();
     log(`warmed up, settled in ${fmt(settledBefore, 0)} s; idle sign-ups`);
-    const idleBefore = await pacedSignUps(server.url, apiKey, keys, { count: IDLE }, "idle1");
+    const idleBefore = await pacedSignUps(server.url, apiKey, keys, PACE, { count: IDLE }, "idle1");
     log(`idle p99 before: ${keys.map((k) => fmt(stats(idleBefore.latencies.get(k)!).p99, 2)).join(" / ")} ms (same / other)`);
     const stagedLeft = async (id: string) => {
       const q = "SELECT 1 AS x FROM import_rows WHERE import_id = $1 LIMIT 1";
@@ -233,7 +180,7 @@ try {
       // the sign-ups since the last progress line, by waitlist: a long run's tail can be followed as it goes
       const recent = new Map(keys.map((k) => [k, [] as { ms: number }[]]));
       const onSample = (key: string, ms: number) => void recent.get(key)!.push({ ms });
-      const during = withSignUps ? pacedSignUps(server.url, apiKey, keys, { stop: () => dropped, onSample }, mode) : null;
+      const during = withSignUps ? pacedSignUps(server.url, apiKey, keys, PACE, { stop: () => dropped, onSample }, mode) : null;
       const t0 = performance.now();
       const res = await fetch(`${wl}/subscribers/import?mode=${mode}`, { method: "POST", headers: { "x-api-key": apiKey, "content-type": "text/csv" }, body: Bun.file(csv) });
       const accepted = (await res.json().catch(() => null)) as any;
@@ -298,11 +245,11 @@ try {
       for (const r of io) log(`io ${r.backend_type} ${r.object}: ${r.writes} writes, ${r.fsyncs} fsyncs, ${r.reads} reads, ${r.evictions} evictions`);
     }
     log(`imported in ${fmt(imp.totalS, 1)} s (staged in ${fmt(imp.stageS, 1)} s)`);
-    const idleAfter = await pacedSignUps(server.url, apiKey, keys, { count: IDLE }, "idle2");
+    const idleAfter = await pacedSignUps(server.url, apiKey, keys, PACE, { count: IDLE }, "idle2");
     // the list at its full size with nothing else going on
     const settleS = await settle();
     log(`settled in ${fmt(settleS, 0)} s; idle sign-ups again`);
-    const idleSettled = await pacedSignUps(server.url, apiKey, keys, { count: IDLE }, "idle3");
+    const idleSettled = await pacedSignUps(server.url, apiKey, keys, PACE, { count: IDLE }, "idle3");
 
     // the export, read to its end: bytes, lines, and (JSON Lines) every imported row checked against the file
     const exportOnce = async (format: "csv" | "jsonl", onLine?: (line: string) => void) => {

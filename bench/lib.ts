@@ -242,3 +242,57 @@ export async function standalone(name: string, run: (ctx: { n: number; duration:
 
 /** The ceiling's row of a table. */
 export const ceilingRow = (base: LoadResult) => ["ceiling: bare Bun.serve {} @64 conns", `${fmt(base.rps, 0)} req/s`, fmt(base.p50, 1), fmt(base.p99, 1), "1.00"];
+
+// ---- sign-ups at a steady pace
+
+export interface Paced {
+  /** Per waitlist key: each answered sign-up's send time (performance.now()) and latency, ms. */
+  latencies: Map<string, { at: number; ms: number }[]>;
+  failed: number;
+}
+
+/**
+ * Sign-ups at `pace` a second, each sent on its schedule whatever the earlier ones are doing (so a slow answer does not
+ * slow the pace), in turn to each waitlist of `keys`, until `stop()` says so or `count` were sent. Latency from send
+ * to the whole answer read.
+ */
+export async function pacedSignUps(
+  url: string,
+  apiKey: string,
+  keys: string[],
+  pace: number,
+  until: { count?: number; stop?: () => boolean; onSample?: (key: string, ms: number) => void },
+  tag: string,
+): Promise<Paced> {
+  const latencies = new Map(keys.map((k) => [k, [] as { at: number; ms: number }[]]));
+  let failed = 0;
+  const inFlight = new Set<Promise<void>>();
+  const t0 = performance.now();
+  for (let k = 0; ; k++) {
+    if (until.count !== undefined && k >= until.count) break;
+    if (until.stop?.()) break;
+    const due = t0 + (k * 1000) / pace;
+    const wait = due - performance.now();
+    if (wait > 0) await Bun.sleep(wait);
+    const key = keys[k % keys.length]!;
+    const sent = performance.now();
+    const p = fetch(`${url}/api/v1/waitlist/${key}/sign-up`, {
+      method: "POST",
+      headers: { "x-api-key": apiKey, "content-type": "application/json" },
+      body: JSON.stringify({ email: `live-${tag}-${k}@bench.example` }),
+    }).then(
+      async (res) => {
+        await res.arrayBuffer();
+        const ms = performance.now() - sent;
+        if (!res.ok) return void failed++;
+        latencies.get(key)!.push({ at: sent, ms });
+        until.onSample?.(key, ms);
+      },
+      () => void failed++,
+    );
+    inFlight.add(p);
+    void p.finally(() => inFlight.delete(p));
+  }
+  await Promise.all(inFlight);
+  return { latencies, failed };
+}
