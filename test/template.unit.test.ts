@@ -5,6 +5,7 @@ import { expect, test } from "bun:test";
 import { sql } from "drizzle-orm";
 import { PgDialect } from "drizzle-orm/pg-core";
 import { SQLiteSyncDialect } from "drizzle-orm/sqlite-core";
+import { renderPg } from "../src/db/pg/render";
 import { toStatement } from "../src/db/sqlite/store";
 import { filledOf, statementTemplate } from "../src/db/template";
 
@@ -63,4 +64,30 @@ test("a fragment marked alone must hold no values and follow the row", () => {
   expect(make((v, row, alone) => sql`INSERT INTO t (id) VALUES ${row(sql`(${v.id})`)} RETURNING id, ${alone(sql`${v.id}`)} AS x`)).toThrow(/inside its row/);
   expect(make((v, row, alone) => sql`INSERT INTO t (id, n) SELECT ${alone(sql.raw("1"))} FROM ${row(sql`(${v.id})`)} RETURNING id`)).toThrow(/alone/);
   expect(make((v, row, alone) => sql`INSERT INTO t (id) VALUES ${row(sql`(${v.id})`)} RETURNING id, ${alone(sql.raw("1"))} AS x`)).not.toThrow();
+});
+
+test("each engine's one-pass rendering of a hand-written statement is drizzle's own; what it does not flatten drizzle renders", () => {
+  const ids = ["a", "b", "c"];
+  const statements = [
+    sql`SELECT 1`,
+    sql`SELECT * FROM t WHERE id = ${"x?"} AND n > ${3} AND ok = ${true} AND gone IS ${null}`,
+    sql`SELECT * FROM t WHERE id IN (${sql.join(ids.map((id) => sql`${id}`), sql`, `)}) ${sql`AND (a, b) > (${1.5}, ${2})`} ${sql``}`,
+    sql`UPDATE t SET v = ${"it's"} WHERE id = ${"a"}${sql.raw(" RETURNING id")}`,
+    sql`UPDATE t SET n = ${sql.placeholder("prev_changed")} WHERE id = ${"a"}`,
+    // a list, a column name: drizzle's
+    sql`SELECT * FROM t WHERE id IN ${ids}`,
+    sql`SELECT ${sql.identifier("id")} FROM t WHERE id = ${"a"}`,
+  ];
+  const drizzlePg = (query: ReturnType<typeof sql>) => {
+    const { sql: text, params } = pg.sqlToQuery(query);
+    return { sql: text, params };
+  };
+  for (const query of statements) {
+    expect(renderPg(query)).toEqual({ ...drizzlePg(query), placeholders: query === statements[4] });
+    const { sql: text, params } = sqlite.sqlToQuery(query);
+    if (query !== statements[4]) expect(statement(query)).toEqual({ sql: text, args: params });
+  }
+  // a filled template: its text once, in PostgreSQL's form
+  const filled = insert(cases[1]);
+  expect(renderPg(filled)).toEqual({ ...drizzlePg(written(cases[1])), placeholders: false });
 });

@@ -2,7 +2,6 @@
 // transaction (group-commit.ts) in one lock order, run again whole on a serialization failure or deadlock; and an
 // interactive transaction dressed as a Db.
 import { fillPlaceholders, Placeholder, type SQL } from "drizzle-orm";
-import { PgDialect } from "drizzle-orm/pg-core";
 import type { SQL as Sql } from "bun";
 import type { Db } from "../db";
 import { isDatabaseUnavailable } from "../errors";
@@ -11,6 +10,7 @@ import { signUpInserts } from "../sign-ups";
 import { keyOf, lineOf, type Row, type Store } from "../store";
 import { transactionDb } from "../transaction";
 import { pgDialect } from "./dialect";
+import { renderPg } from "./render";
 
 const RETRIES = 5;
 
@@ -23,9 +23,9 @@ export function pgTx(raw: object, conn: Sql, db: Db): Db {
   const pipelined = async (queries: SQL[]): Promise<Row[][]> => {
     const sent: Promise<Answer>[] = [];
     for (const [k, query] of queries.entries()) {
-      const { sql: text, params } = render.sqlToQuery(query);
-      const prev = k > 0 && needsPrevChanged(params) ? changedOf(await sent[k - 1]!) : 0;
-      const answer = run(conn, text, fillPlaceholders(params, { prev_changed: prev }));
+      const { sql: text, params, placeholders } = renderPg(query);
+      const prev = k > 0 && placeholders && needsPrevChanged(params) ? changedOf(await sent[k - 1]!) : 0;
+      const answer = run(conn, text, placeholders ? fillPlaceholders(params, { prev_changed: prev }) : params);
       answer.catch(quiet);
       sent.push(answer);
     }
@@ -55,8 +55,6 @@ export async function retried<T>(fn: () => Promise<T>): Promise<T> {
   }
 }
 
-const render = new PgDialect();
-
 /** A statement's answer: its rows; `count`, the rows it wrote or returned; `columns`, their names and type OIDs. */
 type Answer = Row[] & { count: number; columns?: { name: string; type: number }[] };
 
@@ -79,8 +77,8 @@ function withNumbers(answer: Answer): Answer {
 const run = (db: Sql, text: string, params: unknown[]): Promise<Answer> => db.unsafe<Answer>(text, params).then(withNumbers);
 
 const exec = (db: Sql, query: SQL, prev = 0) => {
-  const { sql: text, params } = render.sqlToQuery(query);
-  return run(db, text, fillPlaceholders(params, { prev_changed: prev }));
+  const { sql: text, params, placeholders } = renderPg(query);
+  return run(db, text, placeholders ? fillPlaceholders(params, { prev_changed: prev }) : params);
 };
 const changedOf = (r: { count: number; length: number }) => Math.max(r.count ?? 0, r.length);
 
@@ -117,9 +115,9 @@ function writeGroup(client: Sql, batches: SQL[][]): Promise<Row[][][]> {
         const send = (batch: number, answer: Promise<Answer>) => sent.push({ batch, answer: (answer.catch(quiet), answer) });
         for (const i of order) {
           for (const [k, query] of batches[i].entries()) {
-            const { sql: text, params } = render.sqlToQuery(query);
-            const prev = k > 0 && needsPrevChanged(params) ? changedOf(await sent[sent.length - 1].answer) : 0;
-            send(i, run(conn, text, fillPlaceholders(params, { prev_changed: prev })));
+            const { sql: text, params, placeholders } = renderPg(query);
+            const prev = k > 0 && placeholders && needsPrevChanged(params) ? changedOf(await sent[sent.length - 1].answer) : 0;
+            send(i, run(conn, text, placeholders ? fillPlaceholders(params, { prev_changed: prev }) : params));
           }
         }
         const results: Row[][][] = batches.map(() => []);

@@ -2,19 +2,20 @@
 // sign-ups merged (sign-ups.ts); and an interactive transaction dressed as a Db.
 import type { Client, InStatement, ResultSet } from "@libsql/client";
 import { drizzle as drizzleProxy } from "drizzle-orm/sqlite-proxy";
-import { SQL as DrizzleSQL, StringChunk, type SQL } from "drizzle-orm";
+import type { SQL } from "drizzle-orm";
 import { SQLiteAsyncDialect } from "drizzle-orm/sqlite-core";
 import type { Db } from "../db";
 import { signUpInserts } from "../sign-ups";
 import type { Row, Store } from "../store";
 import { transactionDb } from "../transaction";
 import { filledOf } from "../template";
+import { flatten } from "../flatten";
 import { sqliteDialect } from "./dialect";
 import type { GroupWriter } from "./group-writer";
 import { mergeSignUps } from "./sign-ups";
 
-const UNUSUAL = Symbol("unusual chunk");
 const render = new SQLiteAsyncDialect();
+const question = () => "?";
 
 /**
  * A drizzle `sql` fragment as a libSQL statement (for the group writer). Our raw statements hold
@@ -30,27 +31,11 @@ export const toStatement = (query: SQL): InStatement => {
     if (filled.oneRow) Object.assign(statement, { oneRow: true });
     return filled.rows ? Object.assign(statement, { rows: filled.rows }) : statement;
   }
-  const parts: string[] = [];
-  const args: any[] = [];
-  const walk = (chunks: unknown[]) => {
-    for (const chunk of chunks) {
-      if (chunk instanceof StringChunk) parts.push(...chunk.value);
-      else if (chunk instanceof DrizzleSQL) walk(chunk.queryChunks);
-      else if (chunk === undefined) continue;
-      else if (chunk === null || typeof chunk !== "object") {
-        parts.push("?");
-        args.push(chunk);
-      } else throw UNUSUAL;
-    }
-  };
-  try {
-    walk(query.queryChunks);
-    return { sql: parts.join(""), args };
-  } catch (err) {
-    if (err !== UNUSUAL) throw err;
-    const { sql: text, params } = render.sqlToQuery(query);
-    return { sql: text, args: params as any[] };
-  }
+  // a placeholder is drizzle's to fill in
+  const flat = flatten(query, question);
+  if (flat && !flat.placeholders) return { sql: flat.sql, args: flat.params as any[] };
+  const { sql: text, params } = render.sqlToQuery(query);
+  return { sql: text, args: params as any[] };
 };
 
 /** libSQL counts no changed rows for a statement with RETURNING: its rows are the count then. */
