@@ -144,16 +144,20 @@ async function runBatchOnce(db: Db, w: Waitlist, imp: ImportRow, holder: string,
   let more = true;
   try {
     await db.tx(async (tx) => {
-      // the cursor as committed, read under the import's row lock: two runs of one holder take turns, never one batch twice
-      const [at] = await tx.rows<{ cursor_at: number | null; cursor_line: number | null; errors: string }>(
-        sql`SELECT cursor_at, cursor_line, errors FROM imports WHERE id = ${imp.id} AND holder = ${holder}${tx.d.forUpdate}`,
-      );
+      // the cursor as committed, read under the import's row lock (two runs of one holder take turns, never one batch
+      // twice), and the rows after it, sent together: the second statement runs once the first has the lock (one
+      // connection runs its statements in the order sent), and reads the cursor as committed then. A row value, so
+      // both engines seek the order index to the cursor (the OR form walked every row run before it); the first batch
+      // starts before any time a file can give.
+      const cursor = (column: string, before: number) => sql`(SELECT coalesce(${sql.raw(column)}, ${before}) FROM imports WHERE id = ${imp.id})`;
+      const [[at], rows] = await Promise.all([
+        tx.rows<{ errors: string }>(sql`SELECT errors FROM imports WHERE id = ${imp.id} AND holder = ${holder}${tx.d.forUpdate}`),
+        tx.rows<Staged>(
+          sql`SELECT line, joined_at, email, data FROM import_rows WHERE import_id = ${imp.id}
+            AND (joined_at, line) > (${cursor("cursor_at", Number.MIN_SAFE_INTEGER)}, ${cursor("cursor_line", 0)}) ORDER BY joined_at, line LIMIT ${size}`,
+        ),
+      ]);
       if (!at) throw new Error(`import ${imp.id}: its lease was lost; the batch is run by its holder`);
-      // a row value, so both engines seek the order index to the cursor (the OR form walked every row run before it)
-      const after = at.cursor_at === null ? sql`` : sql`AND (joined_at, line) > (${at.cursor_at}, ${at.cursor_line})`;
-      const rows = await tx.rows<Staged>(
-        sql`SELECT line, joined_at, email, data FROM import_rows WHERE import_id = ${imp.id} ${after} ORDER BY joined_at, line LIMIT ${size}`,
-      );
       if (rows.length === 0) {
         more = false;
         return;
