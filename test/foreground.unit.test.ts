@@ -117,6 +117,20 @@ describe("step sizes", () => {
     expect(sizer.size).toBe(2);
   });
 
+  test("a step whose fixed part holds nothing (it waits for the database) gets as long again of units", () => {
+    const sizer = stepSizer(1, 100, { holds: false });
+    sizer.took(10); // one unit in 10 ms: the target is 20 ms, where a step that holds gets 10 + STEP_MS
+    expect(sizer.size).toBe(2);
+    sizer.took(12); // two units in 12 ms: 20 / 12 as many
+    expect(sizer.size).toBe(3);
+    const holding = stepSizer(1, 100);
+    holding.took(10);
+    expect(holding.size).toBe(Math.round((10 + STEP_MS) / 10));
+    const quick = stepSizer(1, 100, { holds: false });
+    quick.took(STEP_MS * 0.6); // a fixed part under STEP_MS: still STEP_MS of units on top of it
+    expect(quick.size).toBe(2);
+  });
+
   test("never under one unit nor over the most", () => {
     const sizer = stepSizer(2, 3);
     sizer.took(100);

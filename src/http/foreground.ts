@@ -98,8 +98,12 @@ async function pacedLoop(
  * part when that is less. On PostgreSQL a step holds the waitlist's line for most of its length, and a sign-up that
  * comes meanwhile waits for it: twice the fixed part (3-7 rows) held it ~5 ms at the median and 15-30 ms at the p99,
  * its fixed part and STEP_MS (1-2 rows) 1.6 and 5 ms, for a third fewer rows a second (bench/README.md, 2026-12-07).
+ * `holds: false`, for steps whose fixed part is only waiting for the database and holds nothing a request waits for
+ * (an upload's staged rows): half of each step is its units, twice the fixed part, or STEP_MS of them when that is
+ * more. A staging step of its fixed part and STEP_MS was ~20 rows on PostgreSQL, 1,000 rows a second at most.
  */
-export function stepSizer(first: number, max: number): { readonly size: number; took(ms: number): void } {
+export function stepSizer(first: number, max: number, options: { holds?: boolean } = {}): { readonly size: number; took(ms: number): void } {
+  const holds = options.holds ?? true;
   let size = first;
   /** The fastest step of one unit: about the fixed part of a step. */
   let fixed = Infinity;
@@ -109,7 +113,7 @@ export function stepSizer(first: number, max: number): { readonly size: number; 
     },
     took(ms) {
       if (size === 1) fixed = Math.min(fixed, ms);
-      const target = fixed === Infinity ? STEP_MS : Math.max(STEP_MS, Math.min(2 * fixed, fixed + STEP_MS));
+      const target = fixed === Infinity ? STEP_MS : holds ? Math.max(STEP_MS, Math.min(2 * fixed, fixed + STEP_MS)) : Math.max(2 * fixed, fixed + STEP_MS);
       // at most double or halve at a time: one slow step (a checkpoint, a page fault) does not swing the size
       const next = size * Math.min(2, Math.max(0.5, target / Math.max(ms, 0.01)));
       size = Math.max(1, Math.min(max, Math.round(next)));

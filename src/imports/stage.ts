@@ -10,14 +10,14 @@ import type { Db } from "../db/db";
 import type { Waitlist } from "../http/api";
 import { AppError, badRequest } from "../http/errors";
 import { inBackground } from "../background";
-import { giveWay, paced, stepSizer } from "../http/foreground";
+import { giveWay, paced, STEP_MS, stepSizer } from "../http/foreground";
 import { mapColumns, readRow, type Field } from "./mapping";
 
 /**
- * Rows a statement at most. The file is read as its request's body comes, on the event loop: after each statement and
- * each piece parsed, the requests in hand other than the upload go first (foreground.ts), as for the run's batches; a
- * statement's rows are as many as its rows' reading and their insert take about a step's time (`stepSizer`: 200 rows
- * a statement held the event loop 6-12 ms at a time through the staging).
+ * Rows a statement at most. The file is read as its request's body comes, on the event loop: after each statement, each
+ * piece parsed and each STEP_MS of rows read, the requests in hand other than the upload go first (foreground.ts), as
+ * for the run's batches (200 rows read in one go held the event loop 6-12 ms at a time); a statement's rows take as long
+ * as its fixed part (`stepSizer`, `holds: false`).
  */
 const STAGE_BATCH = 500;
 /** The file is parsed this much at a time, giving way between (~1 ms of parsing). */
@@ -102,9 +102,12 @@ async function stage(db: Db, w: Waitlist, source: Source, options: ImportOptions
   let fields: Field[] = [];
   let batch: { line: number; at: number; email: string | null; data: string; extId: string | null; extCode: string | null }[] = [];
   let rows = 0;
-  const sizer = stepSizer(50, STAGE_BATCH);
+  // its insert holds no lock a request waits for: half of a step is rows (foreground.ts)
+  const sizer = stepSizer(50, STAGE_BATCH, { holds: false });
   /** Time spent on the batch in hand: its rows read, then its insert. */
   let work = 0;
+  /** Time spent reading rows since the last time the requests in hand went first. */
+  let reading = 0;
   const flush = async () => {
     if (!batch.length) return;
     const started = performance.now();
@@ -114,6 +117,7 @@ async function stage(db: Db, w: Waitlist, source: Source, options: ImportOptions
     await db.tx((tx) => tx.exec(insert), { durable: false });
     sizer.took(work + performance.now() - started);
     work = 0;
+    reading = 0;
     rows += batch.length;
     batch = [];
     progress.onRows?.(rows);
@@ -131,8 +135,15 @@ async function stage(db: Db, w: Waitlist, source: Source, options: ImportOptions
         const data = readRow(record, fields, headers, at);
         // a row at the time it gives, else at the import's: rows are run in that order, then by line
         batch.push({ line: info.lines, at: data.at ?? at, email: data.error ? null : (data.email ?? null), data: JSON.stringify(data), extId: data.id ?? null, extCode: data.referral_code ?? null });
-        work += performance.now() - started;
+        const took = performance.now() - started;
+        work += took;
+        reading += took;
         if (batch.length >= sizer.size) await flush();
+        else if (reading >= STEP_MS) {
+          // a piece of the file is a few hundred records, read in one go: requests go first every STEP_MS of them
+          reading = 0;
+          await giveWay(progress.request);
+        }
       }
     } catch (err) {
       if (err instanceof AppError) throw err;
