@@ -33,7 +33,8 @@ const TAGS = ["beta", "vip", "press", "partner"];
  * `--preload FILE` (a probe of its own: an event-loop lag monitor); BENCH_DUMP=FILE writes each sign-up sent during the
  * import as [epoch ms, ms] with the times staging and the run ended, to lay beside the server's own traces. With
  * --pg, BENCH_PG_STATEMENTS=1 (and BENCH_PG_FLAGS="-c shared_preload_libraries=pg_stat_statements") prints the 25
- * statements that took PostgreSQL longest through the import (calls, total, mean and max ms, WAL bytes). */
+ * statements that took PostgreSQL longest through the import (calls, total, mean and max ms, WAL bytes). BENCH_RESTART=1
+ * ends the run with one more idle phase on a server started afresh on the same database. */
 const BIN = process.env.BENCH_BIN;
 
 const log = (text: string) => console.error(`[import bench] ${text}`);
@@ -404,6 +405,21 @@ try {
       process.exitCode = 1;
     }
     if (failed) process.exitCode = 1;
+    // BENCH_RESTART=1: the idle phase once more on a server started afresh on the same database, warmed up and
+    // settled alike: what the import leaves in the server process, told apart from what it leaves in the database
+    if (process.env.BENCH_RESTART) {
+      await server.stop();
+      const fresh = await startServer(dbUrl, {}, BIN, profile);
+      try {
+        await warmUp({ url: `${fresh.url}/api/v1/waitlist/${warm}/sign-up`, method: "POST", headers: { "x-api-key": apiKey, "content-type": "application/json" }, emailBody: true, duration: 1 });
+        await settle();
+        const idleFresh = await pacedSignUps(fresh.url, apiKey, keys, PACE, { count: IDLE }, "idle4");
+        const p99s = (p: Paced) => keys.map((k) => fmt(stats(p.latencies.get(k)!).p99, 2)).join(" / ");
+        log(`idle p99: before the import ${p99s(idleBefore)}, once settled after it ${p99s(idleSettled)}, on a server started afresh after it ${p99s(idleFresh)} ms (same / other)`);
+      } finally {
+        await fresh.stop();
+      }
+    }
   } finally {
     await closeReader();
     await server.stop();
