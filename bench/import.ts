@@ -414,6 +414,10 @@ try {
         await warmUp({ url: `${fresh.url}/api/v1/waitlist/${warm}/sign-up`, method: "POST", headers: { "x-api-key": apiKey, "content-type": "application/json" }, emailBody: true, duration: 1 });
         await settle();
         const idleFresh = await pacedSignUps(fresh.url, apiKey, keys, PACE, { count: IDLE }, "idle4");
+        if (idleFresh.failed) {
+          log(`${idleFresh.failed} sign-ups failed on the fresh server: ${fresh.failures().join("\n")}`);
+          process.exitCode = 1;
+        }
         const p99s = (p: Paced) => keys.map((k) => fmt(stats(p.latencies.get(k)!).p99, 2)).join(" / ");
         log(`idle p99: before the import ${p99s(idleBefore)}, once settled after it ${p99s(idleSettled)}, on a server started afresh after it ${p99s(idleFresh)} ms (same / other)`);
       } finally {

@@ -11,6 +11,7 @@ import { keyOf, lineOf, type Row, type Store } from "../store";
 import { transactionDb } from "../transaction";
 import { pgDialect } from "./dialect";
 import { renderPg } from "./render";
+import type { Flat } from "../flatten";
 
 const RETRIES = 5;
 
@@ -23,9 +24,9 @@ export function pgTx(raw: object, conn: Sql, db: Db): Db {
   const pipelined = async (queries: SQL[]): Promise<Row[][]> => {
     const sent: Promise<Answer>[] = [];
     for (const [k, query] of queries.entries()) {
-      const { sql: text, params, placeholders } = renderPg(query);
-      const prev = k > 0 && placeholders && needsPrevChanged(params) ? changedOf(await sent[k - 1]!) : 0;
-      const answer = run(conn, text, placeholders ? fillPlaceholders(params, { prev_changed: prev }) : params);
+      const flat = renderPg(query);
+      const prev = k > 0 && needsPrevChanged(flat) ? changedOf(await sent[k - 1]!) : 0;
+      const answer = run(conn, flat.sql, valuesOf(flat, prev));
       answer.catch(quiet);
       sent.push(answer);
     }
@@ -77,8 +78,8 @@ function withNumbers(answer: Answer): Answer {
 const run = (db: Sql, text: string, params: unknown[]): Promise<Answer> => db.unsafe<Answer>(text, params).then(withNumbers);
 
 const exec = (db: Sql, query: SQL, prev = 0) => {
-  const { sql: text, params, placeholders } = renderPg(query);
-  return run(db, text, placeholders ? fillPlaceholders(params, { prev_changed: prev }) : params);
+  const flat = renderPg(query);
+  return run(db, flat.sql, valuesOf(flat, prev));
 };
 const changedOf = (r: { count: number; length: number }) => Math.max(r.count ?? 0, r.length);
 
@@ -96,7 +97,9 @@ function lockOrder(batches: SQL[][]): number[] {
 }
 
 /** A statement that needs the row count of the one before it (`d.prevChanged`). */
-const needsPrevChanged = (params: unknown[]) => params.some((p) => p instanceof Placeholder && p.name === "prev_changed");
+const needsPrevChanged = (flat: Flat) => flat.placeholders && flat.params.some((p) => p instanceof Placeholder && p.name === "prev_changed");
+/** A statement's values, its placeholder (if any) filled with the row count of the statement before it. */
+const valuesOf = (flat: Flat, prev: number) => (flat.placeholders ? fillPlaceholders(flat.params, { prev_changed: prev }) : flat.params);
 const quiet = () => {};
 
 /**
@@ -115,9 +118,9 @@ function writeGroup(client: Sql, batches: SQL[][]): Promise<Row[][][]> {
         const send = (batch: number, answer: Promise<Answer>) => sent.push({ batch, answer: (answer.catch(quiet), answer) });
         for (const i of order) {
           for (const [k, query] of batches[i].entries()) {
-            const { sql: text, params, placeholders } = renderPg(query);
-            const prev = k > 0 && placeholders && needsPrevChanged(params) ? changedOf(await sent[sent.length - 1].answer) : 0;
-            send(i, run(conn, text, placeholders ? fillPlaceholders(params, { prev_changed: prev }) : params));
+            const flat = renderPg(query);
+            const prev = k > 0 && needsPrevChanged(flat) ? changedOf(await sent[sent.length - 1].answer) : 0;
+            send(i, run(conn, flat.sql, valuesOf(flat, prev)));
           }
         }
         const results: Row[][][] = batches.map(() => []);
