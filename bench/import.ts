@@ -169,6 +169,8 @@ try {
       await (reader as SQL).unsafe("CHECKPOINT");
       return (performance.now() - start) / 1000;
     };
+    // BENCH_PG_SQL: statements run on the database before it settles (an experiment: a table's storage, a setting)
+    if (pg && process.env.BENCH_PG_SQL) await (reader as SQL).unsafe(process.env.BENCH_PG_SQL).simple();
     const settledBefore = await settle();
     log(`warmed up, settled in ${fmt(settledBefore, 0)} s; idle sign-ups`);
     const idleBefore = await pacedSignUps(server.url, apiKey, keys, PACE, { count: IDLE }, "idle1");

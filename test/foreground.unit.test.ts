@@ -2,7 +2,7 @@
 // for at most 50 ms, and never for the request it works for (an upload staged as it is read).
 import { describe, expect, test } from "bun:test";
 import { backgroundWork, holdBackground, inBackground } from "../src/background";
-import { giveWay, requestEnded, requestStarted, STEP_MS, stepSizer } from "../src/http/foreground";
+import { giveWay, requestEnded, requestStarted, rest, STEP_MS, stepSizer, trafficComing } from "../src/http/foreground";
 
 /** Whether `p` has settled after a few turns of the event loop. */
 async function settled(p: Promise<unknown>): Promise<boolean> {
@@ -58,6 +58,45 @@ describe("giving way", () => {
       expect(waited).toBeLessThan(1_000);
     } finally {
       requestEnded(request);
+    }
+  });
+});
+
+describe("resting while requests come", () => {
+  test("with a request in hand, a step's work rests as long as the step took", async () => {
+    const request = {};
+    requestStarted(request);
+    try {
+      const started = performance.now();
+      await rest(40);
+      expect(performance.now() - started).toBeGreaterThanOrEqual(38);
+    } finally {
+      requestEnded(request);
+    }
+  });
+
+  test("requests are coming while one is in hand or ended within a second, the upload a step works for aside", async () => {
+    const request = {};
+    requestStarted(request);
+    requestEnded(request);
+    const ended = performance.now();
+    expect(trafficComing()).toBe(true);
+    expect(await settled(rest(1_000))).toBe(false);
+    // polled with a deadline: no longer once a second has passed since
+    while (trafficComing() && performance.now() - ended < 3_000) await new Promise((r) => setTimeout(r, 20));
+    const quietAfter = performance.now() - ended;
+    expect(trafficComing()).toBe(false);
+    expect(quietAfter).toBeGreaterThanOrEqual(990);
+    expect(quietAfter).toBeLessThan(1_500);
+    expect(await settled(rest(1_000))).toBe(true);
+    const upload = {};
+    requestStarted(upload);
+    try {
+      expect(trafficComing(upload)).toBe(false);
+      expect(await settled(rest(1_000, upload))).toBe(true);
+      expect(trafficComing()).toBe(true);
+    } finally {
+      requestEnded(upload);
     }
   });
 });

@@ -10,14 +10,14 @@ import type { Db } from "../db/db";
 import type { Waitlist } from "../http/api";
 import { AppError, badRequest } from "../http/errors";
 import { inBackground } from "../background";
-import { giveWay, paced, STEP_MS, stepSizer } from "../http/foreground";
+import { giveWay, paced, rest, STEP_MS, stepSizer } from "../http/foreground";
 import { mapColumns, readRow, type Field } from "./mapping";
 
 /**
  * Rows a statement at most. The file is read as its request's body comes, on the event loop: after each statement, each
  * piece parsed and each STEP_MS of rows read, the requests in hand other than the upload go first (foreground.ts), as
  * for the run's batches (200 rows read in one go held the event loop 6-12 ms at a time); a statement's rows take as long
- * as its fixed part (`stepSizer`, `holds: false`).
+ * as its fixed part (`stepSizer`, `holds: false`), and while requests come it rests as long again after each (`rest`).
  */
 const STAGE_BATCH = 500;
 /** The file is parsed this much at a time, giving way between (~1 ms of parsing). */
@@ -115,12 +115,15 @@ async function stage(db: Db, w: Waitlist, source: Source, options: ImportOptions
     // a staged row lost in a crash belongs to no import yet (its row is written last): its commit need not wait for the disk
     const insert = sql`INSERT INTO import_rows (import_id, line, waitlist_id, joined_at, email, data, ext_id, ext_code, staged_at) VALUES ${sql.join(values, sql`, `)}`;
     await db.tx((tx) => tx.exec(insert), { durable: false });
-    sizer.took(work + performance.now() - started);
+    const took = work + performance.now() - started;
+    sizer.took(took);
     work = 0;
     reading = 0;
     rows += batch.length;
     batch = [];
     progress.onRows?.(rows);
+    // the step's rows read and inserted took the machine while they ran: as long again is left to requests
+    await rest(took, progress.request);
     await giveWay(progress.request);
   };
   try {
