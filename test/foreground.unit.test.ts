@@ -2,7 +2,7 @@
 // for at most 50 ms, and never for the request it works for (an upload staged as it is read).
 import { describe, expect, test } from "bun:test";
 import { backgroundWork, holdBackground, inBackground } from "../src/background";
-import { giveWay, requestEnded, requestStarted, rest, STEP_MS, stepSizer, trafficComing } from "../src/http/foreground";
+import { giveWay, paced, requestEnded, requestStarted, rest, STEP_MS, stepSizer, trafficComing } from "../src/http/foreground";
 
 /** Whether `p` has settled after a few turns of the event loop. */
 async function settled(p: Promise<unknown>): Promise<boolean> {
@@ -98,6 +98,20 @@ describe("resting while requests come", () => {
     } finally {
       requestEnded(upload);
     }
+  });
+  test("paced steps that take the machine rest as long again while requests come", async () => {
+    const request = {};
+    requestStarted(request);
+    requestEnded(request); // traffic for a second, none in hand: a step does not wait to start
+    let steps = 0;
+    const started = performance.now();
+    await paced(async () => {
+      if (steps++ === 3) return false;
+      await new Promise((r) => setTimeout(r, 30));
+      return true;
+    }, { first: 1, max: 1, rests: true });
+    // three steps of 30 ms, each followed by a rest as long
+    expect(performance.now() - started).toBeGreaterThanOrEqual(170);
   });
 });
 

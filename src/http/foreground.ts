@@ -40,8 +40,8 @@ export function requestEnded(request: object): void {
  * rows inserted as fast as the database takes them), rests for as long as the step took while requests are coming (one
  * in hand other than `self`, or one ended within TRAFFIC_MS): half of the machine is left to them, the database's
  * share too, which giving way on the event loop alone does not leave. With no traffic the work goes at full speed.
- * Staging 100,000 rows on PostgreSQL under 100 sign-ups a second: their p99 while staged 38-53 ms without, ~15 with
- * (bench/README.md, 2026-12-07 (late)).
+ * Staging on PostgreSQL under 100 sign-ups a second: their p99 while staged 38-53 ms without (30,000 rows; 85 ms over
+ * the 85 s of 1,000,000), 17 with (200,000 rows, 36 s; bench/README.md, 2026-12-07 (late night)).
  */
 export async function rest(took: number, self?: object): Promise<void> {
   if (trafficComing(self)) await new Promise((resolve) => setTimeout(resolve, took));
@@ -89,24 +89,23 @@ export async function giveWay(self?: object): Promise<void> {
  * Runs `step(size)` until it answers false (nothing left) or `deadline` (a performance.now() time) passes, giving way
  * before each step and sizing the next to take about STEP_MS (`stepSizer`). Answers "done" or "more".
  */
-export async function paced(
-  step: (size: number) => Promise<boolean>,
-  options: { first: number; max: number; deadline?: number },
-): Promise<"done" | "more"> {
+export async function paced(step: (size: number) => Promise<boolean>, options: PacedOptions): Promise<"done" | "more"> {
   return inBackground(() => pacedLoop(step, options));
 }
 
-async function pacedLoop(
-  step: (size: number) => Promise<boolean>,
-  options: { first: number; max: number; deadline?: number },
-): Promise<"done" | "more"> {
+/** `rests`: the steps take the machine while they run (`rest`). */
+type PacedOptions = { first: number; max: number; deadline?: number; rests?: boolean };
+
+async function pacedLoop(step: (size: number) => Promise<boolean>, options: PacedOptions): Promise<"done" | "more"> {
   const sizer = stepSizer(options.first, options.max);
   for (;;) {
     await giveWay();
     const started = performance.now();
     if (!(await step(sizer.size))) return "done";
-    sizer.took(performance.now() - started);
+    const took = performance.now() - started;
+    sizer.took(took);
     if (options.deadline !== undefined && performance.now() >= options.deadline) return "more";
+    if (options.rests) await rest(took);
   }
 }
 
