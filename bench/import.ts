@@ -34,7 +34,8 @@ const TAGS = ["beta", "vip", "press", "partner"];
  * import as [epoch ms, ms] with the times staging and the run ended, to lay beside the server's own traces. With
  * --pg, BENCH_PG_STATEMENTS=1 (and BENCH_PG_FLAGS="-c shared_preload_libraries=pg_stat_statements") prints the 25
  * statements that took PostgreSQL longest through the import (calls, total, mean and max ms, WAL bytes). BENCH_RESTART=1
- * ends the run with one more idle phase on a server started afresh on the same database. */
+ * ends the run with one more idle phase on a server started afresh on the same database. With --pg, BENCH_PG_SQL runs
+ * its statements on the database before it settles (e.g. "ALTER TABLE import_rows SET UNLOGGED", an experiment). */
 const BIN = process.env.BENCH_BIN;
 
 const log = (text: string) => console.error(`[import bench] ${text}`);
