@@ -99,6 +99,7 @@ describe("resting while requests come", () => {
       requestEnded(upload);
     }
   });
+
   test("paced steps that take the machine rest as long again while requests come", async () => {
     const request = {};
     requestStarted(request);

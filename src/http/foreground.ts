@@ -41,7 +41,7 @@ export function requestEnded(request: object): void {
  * in hand other than `self`, or one ended within TRAFFIC_MS): half of the machine is left to them, the database's
  * share too, which giving way on the event loop alone does not leave. With no traffic the work goes at full speed.
  * Staging on PostgreSQL under 100 sign-ups a second: their p99 while staged 38-53 ms without (30,000 rows; 85 ms over
- * the 85 s of 1,000,000), 17 with (200,000 rows, 36 s; bench/README.md, 2026-12-07 (late night)).
+ * the 85 s of 1,000,000), 17-20 with (200,000 rows, staged in 33-36 s; bench/README.md, 2026-12-07 (late night)).
  */
 export async function rest(took: number, self?: object): Promise<void> {
   if (trafficComing(self)) await new Promise((resolve) => setTimeout(resolve, took));

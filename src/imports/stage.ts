@@ -175,7 +175,7 @@ export async function dropStaged(db: Db, importId: string): Promise<void> {
   const slice = (size: number) =>
     sql`DELETE FROM import_rows WHERE import_id = ${importId} AND line IN (SELECT line FROM import_rows WHERE import_id = ${importId} LIMIT ${size})`;
   // rows deleted as fast as the database takes them: the sign-ups' p99 while 200,000 were removed on PostgreSQL 28 ms,
-  // 17 through the run before it (bench/README.md, 2026-12-07 (late night))
+  // 18 through the run before it; 24 with the rest (bench/README.md, 2026-12-07 (late night))
   await paced(async (size) => (await db.tx((tx) => tx.exec(slice(size)), { durable: false })).changed > 0, { first: 200, max: 5_000, rests: true });
 }
 
