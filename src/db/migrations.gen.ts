@@ -40,6 +40,7 @@ import p0011 from "../../drizzle-pg/0011_users.sql" with { type: "text" };
 import p0012 from "../../drizzle-pg/0012_webhook_endpoints.sql" with { type: "text" };
 import p0013 from "../../drizzle-pg/0013_webhook_settings_columns.sql" with { type: "text" };
 import p0014 from "../../drizzle-pg/0014_import_rows_fillfactor.sql" with { type: "text" };
+import p0015 from "../../drizzle-pg/0015_import_rows_insert_vacuum.sql" with { type: "text" };
 
 export const migrations: { tag: string; sql: string }[] = [
   { tag: "0000_init", sql: m0000 },
@@ -86,4 +87,5 @@ export const pgMigrations: { tag: string; sql: string }[] = [
   { tag: "0012_webhook_endpoints", sql: p0012 },
   { tag: "0013_webhook_settings_columns", sql: p0013 },
   { tag: "0014_import_rows_fillfactor", sql: p0014 },
+  { tag: "0015_import_rows_insert_vacuum", sql: p0015 },
 ];
