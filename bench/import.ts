@@ -10,10 +10,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SQL } from "bun";
 import { createClient, type Client } from "@libsql/client";
-import { ceiling, ceilingRow, fmt, pacedSignUps, percentile, startServer, table, warmUp, type Paced } from "./lib";
+import { benchAccount, ceiling, ceilingRow, fmt, pacedSignUps, percentile, startServer, table, warmUp, type Paced } from "./lib";
 import { startPg } from "./pg";
 
-const ROOT = join(import.meta.dir, "..");
 const args = process.argv.slice(2);
 const usePg = args.includes("--pg");
 const ROWS = args.includes("--rows") ? Number(args[args.indexOf("--rows") + 1]) : 1_000_000;
@@ -137,15 +136,7 @@ try {
   const server = await startServer(dbUrl, {}, BIN, profile);
   let closeReader = async () => {};
   try {
-    const cli = Bun.spawnSync([...(BIN ? [BIN] : [process.execPath, join(ROOT, "src", "main.ts")]), "account", "create", "--username", "importbench", "--plan", "business", "--json", "--db", dbUrl], { cwd: ROOT });
-    if (!cli.success) throw new Error(`account create failed: ${cli.stderr.toString()}`);
-    const apiKey = JSON.parse(cli.stdout.toString()).api_key as string;
-    const api = async (method: string, path: string, body?: unknown) => {
-      const res = await fetch(`${server.url}/api/v1${path}`, { method, headers: { "x-api-key": apiKey, "content-type": "application/json" }, body: body ? JSON.stringify(body) : undefined });
-      const json = (await res.json()) as any;
-      if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
-      return json.data;
-    };
+    const { apiKey, api } = benchAccount(server.url, dbUrl, "importbench", BIN);
     const rewards = { enabled: true, signup_points: SIGNUP_POINTS, referral_points: REFERRAL_POINTS };
     const target = (await api("POST", "/waitlists", { name: "Imported", referral_rewards: rewards })).waitlist.key as string;
     const other = (await api("POST", "/waitlists", { name: "Other", referral_rewards: rewards })).waitlist.key as string;

@@ -10,11 +10,10 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SQL } from "bun";
-import { fmt, pacedSignUps, percentile, startServer, table, warmUp } from "./lib";
+import { benchAccount, fmt, pacedSignUps, percentile, startServer, table, warmUp } from "./lib";
 import { startPg } from "./pg";
 import { BENCH_KEY, seed, WAITLIST_KEY, WARM_WAITLIST_KEY } from "./seed";
 
-const ROOT = join(import.meta.dir, "..");
 const args = process.argv.slice(2);
 const opt = (name: string, fallback: number) => (args.includes(name) ? Number(args[args.indexOf(name) + 1]) : fallback);
 const ROWS = opt("--rows", 200_000);
@@ -63,15 +62,7 @@ try {
   const importedUrl = await pg.database("imported");
   const imported = await startServer(importedUrl, {}, BIN);
   stopping.push(imported.stop);
-  const cli = Bun.spawnSync([...(BIN ? [BIN] : [process.execPath, join(ROOT, "src", "main.ts")]), "account", "create", "--username", "leftover", "--plan", "business", "--json", "--db", importedUrl], { cwd: ROOT });
-  if (!cli.success) throw new Error(`account create failed: ${cli.stderr.toString()}`);
-  const apiKey = JSON.parse(cli.stdout.toString()).api_key as string;
-  const api = async (method: string, path: string, body?: unknown) => {
-    const res = await fetch(`${imported.url}/api/v1${path}`, { method, headers: { "x-api-key": apiKey, "content-type": "application/json" }, body: body ? JSON.stringify(body) : undefined });
-    const json = (await res.json()) as any;
-    if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
-    return json.data;
-  };
+  const { apiKey, api } = benchAccount(imported.url, importedUrl, "leftover", BIN);
   const rewards = { enabled: true, signup_points: 10, referral_points: 5 };
   const target = (await api("POST", "/waitlists", { name: "Imported", referral_rewards: rewards })).waitlist.key as string;
   const other = (await api("POST", "/waitlists", { name: "Other", referral_rewards: rewards })).waitlist.key as string;

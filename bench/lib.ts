@@ -56,6 +56,24 @@ export async function startServer(dbUrl: string, env: Record<string, string> = {
   }
 }
 
+/**
+ * A new account on the server's database, made by the CLI (`account create`, business plan; the binary's when `bin` is
+ * given) as a team would: its API key, and `api(method, path, body?)` calling the server's REST API with it (the
+ * answer's `data`; a failure throws, naming the call).
+ */
+export function benchAccount(serverUrl: string, dbUrl: string, username: string, bin?: string) {
+  const cli = Bun.spawnSync([...(bin ? [bin] : [process.execPath, join(ROOT, "src", "main.ts")]), "account", "create", "--username", username, "--plan", "business", "--json", "--db", dbUrl], { cwd: ROOT });
+  if (!cli.success) throw new Error(`account create failed: ${cli.stderr.toString()}`);
+  const apiKey = JSON.parse(cli.stdout.toString()).api_key as string;
+  const api = async (method: string, path: string, body?: unknown) => {
+    const res = await fetch(`${serverUrl}/api/v1${path}`, { method, headers: { "x-api-key": apiKey, "content-type": "application/json" }, body: body ? JSON.stringify(body) : undefined });
+    const json = (await res.json()) as any;
+    if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
+    return json.data;
+  };
+  return { apiKey, api };
+}
+
 /** A request log line of a failed request (DESIGN §8: every request's line carries its status); an error's line. */
 const FAILED = /"status":[45]\d\d/;
 const ERROR = /"level":"(?:error|warn)"/;
