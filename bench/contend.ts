@@ -4,7 +4,7 @@
 // keys, committed, then a rest); alone again; beside a reader (a statement busy on a core, no writes, then a rest).
 // Each kind of work runs about a quarter of the time. BENCH_BIN, BENCH_PACE, BENCH_IDLE, BENCH_PG_FLAGS as elsewhere.
 import { SQL } from "bun";
-import { fmt, pacedSignUps, percentile, startServer, table, warmUp } from "./lib";
+import { fmt, latencyStats, pacedSignUps, settlePg, startServer, table, warmUpSignUps } from "./lib";
 import { startPg } from "./pg";
 import { BENCH_KEY, seed, WAITLIST_KEY, WARM_WAITLIST_KEY } from "./seed";
 
@@ -21,12 +21,11 @@ try {
   const server = await startServer(url, {}, process.env.BENCH_BIN);
   const side = new SQL(url, { max: 1 });
   try {
-    await warmUp({ url: `${server.url}/api/v1/waitlist/${WARM_WAITLIST_KEY}/sign-up`, method: "POST", headers: { "x-api-key": BENCH_KEY, "content-type": "application/json" }, emailBody: true, duration: 1 });
+    await warmUpSignUps(server.url, BENCH_KEY, WARM_WAITLIST_KEY);
     await side.unsafe("CREATE TABLE scratch (a text, b text, c text)");
     await side.unsafe("CREATE INDEX ON scratch (a)");
     await side.unsafe("CREATE INDEX ON scratch (b)");
-    await side.unsafe("VACUUM (ANALYZE)");
-    await side.unsafe("CHECKPOINT");
+    await settlePg(side);
     const kinds: Record<string, string | null> = {
       alone: null,
       writer: "INSERT INTO scratch SELECT md5(random()::text), md5(random()::text), repeat('x', 200) FROM generate_series(1, 50)",
@@ -52,8 +51,8 @@ try {
       if (failed) throw new Error(`${failed} sign-ups failed`);
       const share = busy / (performance.now() - started);
       const figures = [...latencies.values()].map((samples) => {
-        const sorted = samples.map((x) => x.ms).sort((a, b) => a - b);
-        return `${fmt(percentile(sorted, 50), 2)} / ${fmt(percentile(sorted, 99), 2)}`;
+        const s = latencyStats(samples);
+        return `${fmt(s.p50, 2)} / ${fmt(s.p99, 2)}`;
       });
       rows.push([kind, fmt(share, 2), ...figures]);
       log(rows.at(-1)!.join(" | "));

@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SQL } from "bun";
 import { createClient } from "@libsql/client";
-import { fmt, pacedSignUps, percentile, startServer, table, warmUp } from "./lib";
+import { fmt, latencyStats, pacedSignUps, settlePg, startServer, table, warmUpSignUps } from "./lib";
 import { startPg } from "./pg";
 import { BENCH_KEY, seed, WAITLIST_KEY, WARM_WAITLIST_KEY } from "./seed";
 
@@ -31,12 +31,11 @@ try {
     log(`seeded ${n.toLocaleString("en")} in ${fmt((performance.now() - t) / 1000, 1)} s`);
     const server = await startServer(url, {}, process.env.BENCH_BIN);
     try {
-      await warmUp({ url: `${server.url}/api/v1/waitlist/${WARM_WAITLIST_KEY}/sign-up`, method: "POST", headers: { "x-api-key": BENCH_KEY, "content-type": "application/json" }, emailBody: true, duration: 1 });
+      await warmUpSignUps(server.url, BENCH_KEY, WARM_WAITLIST_KEY);
       t = performance.now();
       if (pg) {
         const c = new SQL(url, { max: 1 });
-        await c.unsafe("VACUUM (ANALYZE)");
-        await c.unsafe("CHECKPOINT");
+        await settlePg(c);
         await c.close();
       } else {
         const c = createClient({ url });
@@ -48,8 +47,8 @@ try {
         const { latencies, failed } = await pacedSignUps(server.url, BENCH_KEY, [WAITLIST_KEY, WARM_WAITLIST_KEY], PACE, { count: IDLE }, `${n}-${round}`);
         if (failed) throw new Error(`${failed} sign-ups failed: ${server.failures().join("\n")}`);
         for (const [key, samples] of latencies) {
-          const sorted = samples.map((x) => x.ms).sort((a, b) => a - b);
-          rows.push([`${n.toLocaleString("en")}`, `${round}`, key === WAITLIST_KEY ? "seeded" : "other", `${sorted.length}`, fmt(percentile(sorted, 50), 2), fmt(percentile(sorted, 90), 2), fmt(percentile(sorted, 99), 2), fmt(sorted.at(-1)!, 1)]);
+          const s = latencyStats(samples);
+          rows.push([`${n.toLocaleString("en")}`, `${round}`, key === WAITLIST_KEY ? "seeded" : "other", `${s.n}`, fmt(s.p50, 2), fmt(s.p90, 2), fmt(s.p99, 2), fmt(s.max, 1)]);
         }
         log(rows.slice(-2).map((r) => r.join(" ")).join(" | "));
       }

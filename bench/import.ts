@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SQL } from "bun";
 import { createClient, type Client } from "@libsql/client";
-import { benchAccount, ceiling, ceilingRow, fmt, pacedSignUps, percentile, startServer, table, warmUp, type Paced } from "./lib";
+import { benchAccount, ceiling, ceilingRow, fmt, latencyStats as stats, pacedSignUps, seededRandom, settlePg, startServer, table, warmUpSignUps, type Paced } from "./lib";
 import { startPg } from "./pg";
 
 const args = process.argv.slice(2);
@@ -41,16 +41,6 @@ const log = (text: string) => console.error(`[import bench] ${text}`);
 
 // ---- the file: written as it is made (constant memory); what each row should become kept in typed arrays
 
-/** mulberry32: the same file every run. */
-function random(seed: number) {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 const expected = { referrer: new Int32Array(ROWS).fill(-1), referrals: new Int32Array(ROWS), joinedAt: new Float64Array(ROWS), tags: new Uint8Array(ROWS) };
 const START = Date.parse("2024-01-01T00:00:00Z");
 const tagsOf = (mask: number) => TAGS.filter((_, b) => mask & (1 << b));
@@ -61,7 +51,7 @@ const tagsOf = (mask: number) => TAGS.filter((_, b) => mask & (1 << b));
  * second apart with up to 3 s either way (the file is not in signed-up order); half the rows with one or two tags.
  */
 async function writeCsv(path: string) {
-  const rand = random(47);
+  const rand = seededRandom(47); // the same file every run
   const out = Bun.file(path).writer();
   out.write("email,firstname,lastname,id,referrerId,createdAt,tags\n");
   let chunk = "";
@@ -114,11 +104,6 @@ function rssSampler(pid: number) {
   return { stop: () => (clearInterval(timer), sample(), max) };
 }
 
-const stats = (samples: { ms: number }[]) => {
-  const sorted = samples.map((x) => x.ms).sort((a, b) => a - b);
-  return { n: sorted.length, p50: percentile(sorted, 50), p99: percentile(sorted, 99) };
-};
-
 // ---- the run
 
 const base = await ceiling(3);
@@ -145,20 +130,15 @@ try {
     const wl = `${server.url}/api/v1/waitlist/${target}`;
 
     // sign-ups compiled for good before anything is measured (lib.ts warmUp), on a third waitlist
-    await warmUp({ url: `${server.url}/api/v1/waitlist/${warm}/sign-up`, method: "POST", headers: { "x-api-key": apiKey, "content-type": "application/json" }, emailBody: true, duration: 1 });
+    await warmUpSignUps(server.url, apiKey, warm);
     // beside the server (its own connection): whether an import's staged rows are still there, PostgreSQL's upkeep
     const reader = pg ? new SQL(dbUrl, { max: 1 }) : createClient({ url: dbUrl });
     closeReader = async () => void (pg ? await (reader as SQL).close() : (reader as Client).close());
-    /**
-     * Leaves the database nothing of its own to do, so that an idle phase is idle: on PostgreSQL the vacuum and analyze
-     * that autovacuum would run after the warm-up's thousands of sign-ups, or after the import (a p99 of 36 ms in the
-     * idle phase after the warm-up, 4.7 ms at the median, without this), then a checkpoint. Its time in seconds.
-     */
+    /** The database left nothing of its own to do before an idle phase (lib.ts settlePg); its time in seconds. */
     const settle = async () => {
       const start = performance.now();
       if (!pg) return 0;
-      await (reader as SQL).unsafe("VACUUM (ANALYZE)");
-      await (reader as SQL).unsafe("CHECKPOINT");
+      await settlePg(reader as SQL);
       return (performance.now() - start) / 1000;
     };
     // BENCH_PG_SQL: statements run on the database before it settles (an experiment: a table's storage, a setting)
@@ -411,7 +391,7 @@ try {
       await server.stop();
       const fresh = await startServer(dbUrl, {}, BIN, profile);
       try {
-        await warmUp({ url: `${fresh.url}/api/v1/waitlist/${warm}/sign-up`, method: "POST", headers: { "x-api-key": apiKey, "content-type": "application/json" }, emailBody: true, duration: 1 });
+        await warmUpSignUps(fresh.url, apiKey, warm);
         await settle();
         const idleFresh = await pacedSignUps(fresh.url, apiKey, keys, PACE, { count: IDLE }, "idle4");
         if (idleFresh.failed) {

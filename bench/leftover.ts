@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SQL } from "bun";
-import { benchAccount, fmt, pacedSignUps, percentile, startServer, table, warmUp } from "./lib";
+import { benchAccount, fmt, latencyStats, pacedSignUps, seededRandom, settlePg, startServer, table, warmUpSignUps } from "./lib";
 import { startPg } from "./pg";
 import { BENCH_KEY, seed, WAITLIST_KEY, WARM_WAITLIST_KEY } from "./seed";
 
@@ -24,13 +24,7 @@ const BIN = process.env.BENCH_BIN;
 const log = (text: string) => console.error(`[leftover] ${text}`);
 
 async function writeCsv(path: string) {
-  let seed = 47;
-  const rand = () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const rand = seededRandom(47);
   const out = Bun.file(path).writer();
   out.write("email,firstname,lastname,id,referrerId,createdAt,tags\n");
   const start = Date.parse("2024-01-01T00:00:00Z");
@@ -89,9 +83,7 @@ try {
   // the statements that took longest in each phase, when the server loads pg_stat_statements (BENCH_PG_FLAGS)
   const statements = String((await admin.unsafe("SHOW shared_preload_libraries"))[0].shared_preload_libraries).includes("pg_stat_statements");
   if (statements) await admin.unsafe("CREATE EXTENSION IF NOT EXISTS pg_stat_statements");
-  for (const l of lists) {
-    await warmUp({ url: `${l.server.url}/api/v1/waitlist/${l.warm}/sign-up`, method: "POST", headers: { "x-api-key": l.key, "content-type": "application/json" }, emailBody: true, duration: 1 });
-  }
+  for (const l of lists) await warmUpSignUps(l.server.url, l.key, l.warm);
   const wal = async () => (await admin.unsafe("SELECT wal_records::bigint AS r, wal_fpi::bigint AS f, wal_bytes::bigint AS b FROM pg_stat_wal"))[0];
   const reads = async () => Number((await admin.unsafe("SELECT coalesce(sum(reads), 0)::bigint AS n FROM pg_stat_io WHERE backend_type = 'client backend'"))[0].n);
   const sizes = async (url: string) => {
@@ -108,8 +100,7 @@ try {
   const rows: string[][] = [];
   const measure = async (l: (typeof lists)[number], label: string) => {
     const c = new SQL(l.url, { max: 1 });
-    await c.unsafe("VACUUM (ANALYZE)");
-    await c.unsafe("CHECKPOINT");
+    await settlePg(c);
     await c.close();
     if (statements) await admin.unsafe("SELECT pg_stat_statements_reset()");
     const [w0, r0] = [await wal(), await reads()];
@@ -119,8 +110,8 @@ try {
     const n = IDLE;
     const per = (k: "r" | "f" | "b") => (Number(w1[k]) - Number(w0[k])) / n;
     const p99s = l.keys.map((k) => {
-      const sorted = paced.latencies.get(k)!.map((x) => x.ms).sort((a, b) => a - b);
-      return `${fmt(percentile(sorted, 50), 2)} / ${fmt(percentile(sorted, 99), 2)}`;
+      const s = latencyStats(paced.latencies.get(k)!);
+      return `${fmt(s.p50, 2)} / ${fmt(s.p99, 2)}`;
     });
     rows.push([label, l.name, ...p99s, fmt(per("r"), 1), fmt(per("f"), 2), fmt(per("b") / 1024, 1), fmt((r1 - r0) / n, 2)]);
     log(rows.at(-1)!.join(" | "));

@@ -2,6 +2,7 @@
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import type { SQL } from "bun";
 import { BENCH_KEY, seed, WAITLIST_KEY, WARM_WAITLIST_KEY } from "./seed";
 
 const ROOT = join(import.meta.dir, "..");
@@ -72,6 +73,36 @@ export function benchAccount(serverUrl: string, dbUrl: string, username: string,
     return json.data;
   };
   return { apiKey, api };
+}
+
+/** mulberry32: numbers in [0, 1) that are the same every run from the same seed (a bench's file, its choices). */
+export function seededRandom(seed: number): () => number {
+  return () => {
+    seed = (seed + 0x6d2b79f5) | 0;
+    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** Timed samples (pacedSignUps' latencies) as their count, percentiles and slowest, in ms. */
+export function latencyStats(samples: { ms: number }[]) {
+  const sorted = samples.map((x) => x.ms).sort((a, b) => a - b);
+  return { n: sorted.length, p50: percentile(sorted, 50), p90: percentile(sorted, 90), p99: percentile(sorted, 99), max: sorted.at(-1) ?? NaN };
+}
+
+/** The sign-ups of a waitlist compiled for good before anything is measured (warmUp), each request a new email. */
+export const warmUpSignUps = (serverUrl: string, apiKey: string, waitlistKey: string) =>
+  warmUp({ url: `${serverUrl}/api/v1/waitlist/${waitlistKey}/sign-up`, method: "POST", headers: { "x-api-key": apiKey, "content-type": "application/json" }, emailBody: true, duration: 1 });
+
+/**
+ * Leaves a PostgreSQL database nothing of its own to do, so that an idle phase is idle: the vacuum and analyze
+ * autovacuum would run after a warm-up's thousands of sign-ups or after an import (a p99 of 36 ms in the idle phase
+ * after the warm-up, 4.7 ms at the median, without), then a checkpoint.
+ */
+export async function settlePg(c: SQL): Promise<void> {
+  await c.unsafe("VACUUM (ANALYZE)");
+  await c.unsafe("CHECKPOINT");
 }
 
 /** A request log line of a failed request (DESIGN §8: every request's line carries its status); an error's line. */
